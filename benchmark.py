@@ -1,0 +1,18 @@
+#!/usr/bin/env python3
+"""The Painting Vision specification's one-shot command; a thin shim over segbench.oneshot.
+
+    python3 benchmark.py --data data --checkpoint artifacts/best.pt --baseline segformer-ade \\
+        --split test --dataset-manifest data_manifest.json --emit-submission submission.json
+"""
+
+import sys
+from pathlib import Path
+
+try:
+    from segbench.oneshot import main
+except ModuleNotFoundError:  # run from a checkout without the package installed
+    sys.path.insert(0, str(Path(__file__).resolve().parent / "src"))
+    from segbench.oneshot import main
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,113 @@
+"""Confusion counts: one joint histogram of raw (ground truth, prediction) values per frame.
+
+Counts are kept in the raw 256 x 256 value space, so that scoring needs no label space and
+every interpretation (void, folding, label-space mapping) is a lookup table applied later.
+Pure computation: no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .labels import INVALID, RAW_VALUES
+
+CELLS = RAW_VALUES * RAW_VALUES
+
+
+def joint_histogram(gt: np.ndarray, pred: np.ndarray) -> np.ndarray:
+    """(256, 256) int64 counts of (gt value, pred value) pairs, in one bincount.
+
+    The combined index is built in uint16 so no frame-sized int64 array is ever made.
+    """
+    if gt.shape != pred.shape:
+        raise ValueError(f"shapes differ: ground truth {gt.shape}, prediction {pred.shape}")
+    index = (gt.astype(np.uint16) << 8) | pred
+    return np.bincount(index.ravel(), minlength=CELLS).reshape(RAW_VALUES, RAW_VALUES)
+
+
+def value_histogram(mask: np.ndarray) -> np.ndarray:
+    """(256,) int64 counts of each raw value."""
+    return np.bincount(mask.ravel(), minlength=RAW_VALUES)
+
+
+def constant_prediction(gt_histogram: np.ndarray, value: int) -> np.ndarray:
+    """The joint histogram of a predictor that outputs `value` everywhere, from GT counts alone."""
+    hist = np.zeros((RAW_VALUES, RAW_VALUES), dtype=np.int64)
+    hist[:, value] = gt_histogram
+    return hist
+
+
+@dataclass(frozen=True)
+class FrameCounts:
+    """The non-zero cells of each frame's joint histogram, for a list of frames."""
+
+    frame_ids: tuple[str, ...]
+    frame: np.ndarray  # int32 index into frame_ids, one per cell
+    gt: np.ndarray  # uint8 raw ground-truth value
+    pred: np.ndarray  # uint8 raw predicted value
+    count: np.ndarray  # int64
+
+    @classmethod
+    def from_histograms(cls, frame_ids: Sequence[str], histograms: Sequence[np.ndarray]) -> FrameCounts:
+        parts = [np.nonzero(h) for h in histograms]
+        return cls(
+            frame_ids=tuple(frame_ids),
+            frame=np.concatenate([np.full(len(g), i, np.int32) for i, (g, _) in enumerate(parts)] or [np.zeros(0, np.int32)]),
+            gt=np.concatenate([g for g, _ in parts] or [np.zeros(0)]).astype(np.uint8),
+            pred=np.concatenate([p for _, p in parts] or [np.zeros(0)]).astype(np.uint8),
+            count=np.concatenate([h[g, p] for h, (g, p) in zip(histograms, parts)] or [np.zeros(0)]).astype(np.int64),
+        )
+
+    @classmethod
+    def merge(cls, parts: Sequence[FrameCounts]) -> FrameCounts:
+        """Concatenate shards; a frame present in two shards is an error (it would count twice)."""
+        frame_ids: list[str] = []
+        offsets = []
+        for part in parts:
+            offsets.append(len(frame_ids))
+            frame_ids.extend(part.frame_ids)
+        if len(set(frame_ids)) != len(frame_ids):
+            twice = sorted({f for f in frame_ids if frame_ids.count(f) > 1})
+            raise ValueError(f"frames counted in more than one shard: {twice[:10]}")
+        return cls(
+            frame_ids=tuple(frame_ids),
+            frame=np.concatenate([p.frame + o for p, o in zip(parts, offsets)] or [np.zeros(0, np.int32)]).astype(np.int32),
+            gt=np.concatenate([p.gt for p in parts] or [np.zeros(0, np.uint8)]),
+            pred=np.concatenate([p.pred for p in parts] or [np.zeros(0, np.uint8)]),
+            count=np.concatenate([p.count for p in parts] or [np.zeros(0, np.int64)]),
+        )
+
+    def total(self) -> np.ndarray:
+        """The (256, 256) histogram summed over all frames."""
+        hist = np.zeros((RAW_VALUES, RAW_VALUES), dtype=np.int64)
+        np.add.at(hist, (self.gt, self.pred), self.count)
+        return hist
+
+    def reduced(self, row_lut: np.ndarray, col_lut: np.ndarray, rows: int, cols: int) -> np.ndarray:
+        """The summed confusion matrix in a label space: cells whose row or column maps below 0 vanish."""
+        r, c = row_lut[self.gt], col_lut[self.pred]
+        keep = (r >= 0) & (c >= 0)
+        matrix = np.zeros((rows, cols), dtype=np.int64)
+        np.add.at(matrix, (r[keep], c[keep]), self.count[keep])
+        return matrix
+
+    def reduced_per_frame(self, row_lut: np.ndarray, col_lut: np.ndarray, rows: int, cols: int) -> np.ndarray:
+        """(frames, rows, cols) confusion matrices, one per frame, in a label space."""
+        r, c = row_lut[self.gt], col_lut[self.pred]
+        keep = (r >= 0) & (c >= 0)
+        matrices = np.zeros((len(self.frame_ids), rows, cols), dtype=np.int64)
+        np.add.at(matrices, (self.frame[keep], r[keep], c[keep]), self.count[keep])
+        return matrices
+
+
+def invalid_values(hist: np.ndarray, gt_lut: np.ndarray, pred_lut: np.ndarray) -> tuple[list[int], list[int]]:
+    """Raw values present in a joint histogram that the lookup tables call INVALID (gt, pred)."""
+    gt_present = np.flatnonzero(hist.sum(axis=1))
+    pred_present = np.flatnonzero(hist.sum(axis=0))
+    return (
+        [int(v) for v in gt_present if gt_lut[v] == INVALID],
+        [int(v) for v in pred_present if pred_lut[v] == INVALID],
+    )

@@ -1,0 +1,195 @@
+"""Benchmark definitions: protocols loaded from config/benchmarks/*.yaml, validated by a schema."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .errors import SegbenchError
+from .labels import LabelMapping, LabelSpace
+from .paths import config_dir
+from .schemas import validate
+
+
+def read_yaml(path: Path) -> Any:
+    try:
+        return yaml.safe_load(path.read_text())
+    except OSError as exc:
+        raise SegbenchError(f"{path}: cannot read: {exc.strerror}") from None
+    except yaml.YAMLError as exc:
+        raise SegbenchError(f"{path}: not valid YAML: {exc}") from None
+
+
+@cache
+def load_label_space(name: str) -> LabelSpace:
+    path = config_dir() / "label_spaces" / f"{name}.yaml"
+    if not path.is_file():
+        known = sorted(p.stem for p in (config_dir() / "label_spaces").glob("*.yaml"))
+        raise SegbenchError(f"unknown label space '{name}' (no {path}); known: {known}")
+    table = read_yaml(path)
+    validate(table, "label_space", path)
+    if table["name"] != name:
+        raise SegbenchError(f"{path}: field 'name' is '{table['name']}', expected '{name}' (the file's stem)")
+    return LabelSpace.from_table(table)
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    key: str
+    fn: str
+    options: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ReportSpec:
+    key: str
+    space: LabelSpace
+    metrics: tuple[MetricSpec, ...]
+    only_for_model_space: str | None
+    exclude_classes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    name: str
+    title: str
+    benchmark_version: str
+    taxonomy_version: str
+    dataset_format: str
+    id_prefix: str
+    group_key: str
+    splits: tuple[str, ...]
+    default_split: str
+    ground_truth: LabelSpace
+    spaces: dict[str, LabelSpace]
+    mappings: dict[tuple[str, str], LabelMapping]
+    mapping_rules: dict[tuple[str, str], dict[str, Any]]
+    inference_size: int
+    pad_to_stride: bool
+    floor_class: int
+    floor_compare_on: tuple[str, str]
+    reports: tuple[ReportSpec, ...]
+    source: Path
+
+    def space(self, name: str) -> LabelSpace:
+        try:
+            return self.spaces[name]
+        except KeyError:
+            raise SegbenchError(
+                f"benchmark '{self.name}' has no label space '{name}' (it has {sorted(self.spaces)})"
+            ) from None
+
+    def mapping(self, source: LabelSpace, target: LabelSpace) -> LabelMapping:
+        """The lookup table from `source` to `target`: identity, declared, or declared by name.
+
+        A model's own label space (e.g. a SegFormer's id2label) that claims to be one of the
+        benchmark's spaces is mapped by class name with that space's rules.
+        """
+        if source.names == target.names:
+            return LabelMapping.identity(source)
+        key = (source.name, target.name)
+        if key in self.mappings and self.mappings[key].source == source:
+            return self.mappings[key]
+        if key in self.mapping_rules:
+            rule = self.mapping_rules[key]
+            return LabelMapping.from_rules(source, target, rule["classes"], rule.get("default"), str(self.source))
+        raise SegbenchError(
+            f"benchmark '{self.name}' defines no mapping from label space '{source.name}' to "
+            f"'{target.name}' (mappings: {[f'{a}->{b}' for a, b in self.mapping_rules]})"
+        )
+
+    def check_split(self, split: str) -> None:
+        if split not in self.splits:
+            raise SegbenchError(f"unknown split '{split}' for benchmark '{self.name}' (splits: {list(self.splits)})")
+
+
+def benchmark_path(name: str) -> Path:
+    return config_dir() / "benchmarks" / f"{name}.yaml"
+
+
+def known_benchmarks() -> list[str]:
+    return sorted(p.stem for p in (config_dir() / "benchmarks").glob("*.yaml"))
+
+
+@cache
+def load_benchmark(name: str) -> Benchmark:
+    path = benchmark_path(name)
+    if not path.is_file():
+        raise SegbenchError(f"unknown benchmark '{name}' (no {path}); known: {known_benchmarks()}")
+    doc = read_yaml(path)
+    validate(doc, "benchmark", path)
+    return parse_benchmark(doc, path)
+
+
+def parse_benchmark(doc: dict[str, Any], path: Path) -> Benchmark:
+    if doc["name"] != path.stem:
+        raise SegbenchError(f"{path}: field 'name' is '{doc['name']}', expected '{path.stem}' (the file's stem)")
+    spaces = {name: load_label_space(name) for name in doc["label_spaces"]}
+
+    def space(name: str, field: str) -> LabelSpace:
+        if name not in spaces:
+            raise SegbenchError(f"{path}: field '{field}': '{name}' is not in label_spaces {sorted(spaces)}")
+        return spaces[name]
+
+    ground_truth = space(doc["ground_truth"], "ground_truth")
+    rules: dict[tuple[str, str], dict[str, Any]] = {}
+    mappings: dict[tuple[str, str], LabelMapping] = {}
+    for i, rule in enumerate(doc.get("mappings", [])):
+        source = space(rule["from"], f"mappings/{i}/from")
+        target = space(rule["to"], f"mappings/{i}/to")
+        rules[(source.name, target.name)] = rule
+        mappings[(source.name, target.name)] = LabelMapping.from_rules(
+            source, target, rule["classes"], rule.get("default"), f"{path}: mappings/{i}"
+        )
+    dataset = doc["dataset"]
+    if dataset["default_split"] not in dataset["splits"]:
+        raise SegbenchError(f"{path}: field 'dataset/default_split': '{dataset['default_split']}' is not a split")
+    reports = []
+    for i, report in enumerate(doc["reports"]):
+        report_space = space(report["space"], f"reports/{i}/space")
+        for name in report.get("exclude_classes", []):
+            report_space.id_of(name)
+        metrics = tuple(
+            MetricSpec(m["key"], m["fn"], {k: v for k, v in m.items() if k not in ("key", "fn")})
+            for m in report["metrics"]
+        )
+        reports.append(
+            ReportSpec(
+                report["key"],
+                report_space,
+                metrics,
+                report.get("only_for_model_space"),
+                tuple(report.get("exclude_classes", [])),
+            )
+        )
+        # A report must be reachable from the ground truth, or no model could ever be scored on it.
+        if ground_truth.name != report_space.name and (ground_truth.name, report_space.name) not in mappings:
+            raise SegbenchError(
+                f"{path}: reports/{i}: no mapping from the ground truth '{ground_truth.name}' to '{report_space.name}'"
+            )
+    report_key, metric_key = doc["floor"]["compare_on"].split(".")
+    return Benchmark(
+        name=doc["name"],
+        title=doc["title"],
+        benchmark_version=doc["benchmark_version"],
+        taxonomy_version=doc["taxonomy_version"],
+        dataset_format=dataset["format"],
+        id_prefix=dataset["id_prefix"],
+        group_key=dataset["group_key"],
+        splits=tuple(dataset["splits"]),
+        default_split=dataset["default_split"],
+        ground_truth=ground_truth,
+        spaces=spaces,
+        mappings=mappings,
+        mapping_rules=rules,
+        inference_size=doc["inference"]["size"],
+        pad_to_stride=doc["inference"].get("pad_to_stride", True),
+        floor_class=ground_truth.id_of(doc["floor"]["predict"]),
+        floor_compare_on=(report_key, metric_key),
+        reports=tuple(reports),
+        source=path,
+    )

@@ -1,0 +1,62 @@
+"""Reading and writing images and single-channel masks, with errors that name the file."""
+
+from pathlib import Path
+
+import numpy as np
+from PIL import Image, UnidentifiedImageError
+
+from .errors import SegbenchError
+
+
+def open_image(path: Path) -> Image.Image:
+    """Open and fully decode `path`; a missing, unreadable or truncated file is a SegbenchError."""
+    try:
+        with Image.open(path) as image:  # closes the file even when decoding fails
+            image.load()
+    except FileNotFoundError:
+        raise SegbenchError(f"{path}: file not found") from None
+    except UnidentifiedImageError:
+        raise SegbenchError(f"{path}: not a readable image") from None
+    except (OSError, SyntaxError, ValueError, Image.DecompressionBombError) as exc:
+        raise SegbenchError(f"{path}: unreadable or truncated image ({exc})") from None
+    return image
+
+
+MASK_MODES = ("L", "P")  # 8-bit single channel; a palette image is read as its indices
+
+
+def read_mask(path: Path) -> np.ndarray:
+    """A single-channel uint8 mask ('L', or 'P' read as its indices) as an (H, W) array."""
+    image = open_image(path)
+    if image.mode not in MASK_MODES:
+        raise SegbenchError(f"{path}: mask must be single-channel 8-bit (mode L or P), got mode {image.mode}")
+    return np.asarray(image)
+
+
+def read_rgb(path: Path) -> np.ndarray:
+    """An (H, W, 3) uint8 RGB array; grey or palette images are converted."""
+    image = open_image(path)
+    if image.mode != "RGB":
+        image = image.convert("RGB")
+    return np.asarray(image)
+
+
+def image_size(path: Path) -> tuple[int, int]:
+    """(width, height) from the header, without decoding pixels."""
+    try:
+        with Image.open(path) as image:
+            return image.size
+    except FileNotFoundError:
+        raise SegbenchError(f"{path}: file not found") from None
+    except (UnidentifiedImageError, OSError, Image.DecompressionBombError) as exc:
+        raise SegbenchError(f"{path}: not a readable image ({exc})") from None
+
+
+def write_mask(path: Path, mask: np.ndarray) -> None:
+    """Write an (H, W) uint8 mask as an 8-bit single-channel PNG, atomically."""
+    if mask.dtype != np.uint8 or mask.ndim != 2:
+        raise ValueError(f"mask must be a 2-D uint8 array, got {mask.dtype} {mask.shape}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".partial")
+    Image.fromarray(mask).save(partial, format="PNG")
+    partial.replace(path)

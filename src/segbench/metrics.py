@@ -1,0 +1,78 @@
+"""Metrics as short pure functions of confusion matrices (rows: ground truth, columns: prediction).
+
+Undefined values are NaN here and become `null` in JSON. No I/O.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def safe_ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
+    """numerator / denominator, NaN where the denominator is 0."""
+    numerator = np.asarray(numerator, dtype=np.float64)
+    denominator = np.asarray(denominator, dtype=np.float64)
+    out = np.full(np.broadcast(numerator, denominator).shape, np.nan)
+    np.divide(numerator, denominator, out=out, where=denominator != 0)
+    return out
+
+
+def iou(cm: np.ndarray) -> np.ndarray:
+    """Per-class TP / (TP + FP + FN); NaN for a class with an empty union."""
+    tp = np.diagonal(cm)
+    return safe_ratio(tp, cm.sum(axis=1) + cm.sum(axis=0) - tp)
+
+
+def precision(cm: np.ndarray, c: int) -> float:
+    """TP / (TP + FP) for class c; NaN when nothing was predicted as c."""
+    return float(safe_ratio(cm[c, c], cm[:, c].sum()))
+
+
+def recall(cm: np.ndarray, c: int) -> float:
+    """TP / (TP + FN) for class c; NaN when c has no ground-truth pixel."""
+    return float(safe_ratio(cm[c, c], cm[c, :].sum()))
+
+
+def pixel_accuracy(cm: np.ndarray) -> float:
+    return float(safe_ratio(np.trace(cm), cm.sum()))
+
+
+def mean_iou(cm: np.ndarray, rule: str, evaluated: np.ndarray) -> float:
+    """The mean of the per-class IoUs of the `evaluated` classes, under one of four rules.
+
+    - present_in_ground_truth: over classes with at least one ground-truth pixel (NaN if none);
+    - all_classes: the plain mean, NaN as soon as one class has an empty union;
+    - nan_skipping: the mean of the defined values (numpy nanmean), NaN if none is defined;
+    - empty_union_as_zero: an empty union counts as 0.0.
+    """
+    ious = iou(cm)[evaluated]
+    if rule == "present_in_ground_truth":
+        chosen = ious[cm.sum(axis=1)[evaluated] > 0]
+        return float(chosen.mean()) if chosen.size else float("nan")
+    if rule == "all_classes":
+        return float(ious.mean())
+    if rule == "nan_skipping":
+        defined = ious[~np.isnan(ious)]
+        return float(defined.mean()) if defined.size else float("nan")
+    if rule == "empty_union_as_zero":
+        return float(np.nan_to_num(ious, nan=0.0).mean())
+    raise ValueError(f"unknown mean rule {rule!r}")
+
+
+def fraction_mae(per_frame: np.ndarray, numerator: np.ndarray, denominator: np.ndarray) -> tuple[float, int]:
+    """Mean absolute error of a per-frame class fraction, and the number of frames it covers.
+
+    For each frame whose ground truth holds a `denominator` pixel: gt_frac = |GT in numerator| /
+    |GT in denominator|; pred_frac = |P in numerator| / |P in denominator| over the frame's
+    non-void pixels, 0 when the model predicts no `denominator` pixel. `per_frame` is
+    (frames, K, K); `numerator` and `denominator` are boolean masks over the K classes.
+    """
+    gt = per_frame.sum(axis=2)
+    pred = per_frame.sum(axis=1)
+    gt_den = gt[:, denominator].sum(axis=1)
+    covered = gt_den > 0
+    if not covered.any():
+        return float("nan"), 0
+    gt_frac = gt[covered][:, numerator].sum(axis=1) / gt_den[covered]
+    pred_frac = np.nan_to_num(safe_ratio(pred[covered][:, numerator].sum(axis=1), pred[covered][:, denominator].sum(axis=1)))
+    return float(np.abs(pred_frac - gt_frac).mean()), int(covered.sum())

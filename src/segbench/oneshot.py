@@ -1,0 +1,132 @@
+"""The specification's one-shot command: audit, evaluate a checkpoint, a baseline and the floor,
+print a comparison table and write the submission record(s).
+
+    python3 benchmark.py --data data --checkpoint artifacts/best.pt --baseline segformer-ade \\
+        --split test --dataset-manifest data_manifest.json --emit-submission submission.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from . import steps
+from .config import load_config
+from .definitions import load_benchmark
+from .errors import AuditFailed, SegbenchError
+from .table import flatten, render_text
+
+
+@contextmanager
+def timed(step: str) -> Iterator[None]:
+    start = time.perf_counter()
+    yield
+    print(f"[{time.perf_counter() - start:6.1f} s] {step}", file=sys.stderr)
+
+
+def checkpoint_kind(path: Path) -> str:
+    """The adapter for a --checkpoint path: a folder with config.json is a Hugging Face model,
+    another folder holds prediction masks, a .ts/.torchscript file is TorchScript, else a .pt."""
+    if path.is_dir():
+        return "hf-segformer" if (path / "config.json").is_file() else "predictions"
+    if path.suffix in (".ts", ".torchscript"):
+        return "torchscript"
+    return "checkpoint"
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="benchmark.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--data", type=Path, required=True, help="dataset folder")
+    p.add_argument("--checkpoint", type=Path, required=True, help=".pt, TorchScript, Hugging Face folder or masks folder")
+    p.add_argument("--checkpoint-kind", choices=["checkpoint", "torchscript", "hf-segformer", "predictions"])
+    p.add_argument("--label-space", help="the checkpoint's label space (default: as the checkpoint declares)")
+    p.add_argument("--baseline", action="append", default=[], help="baseline name from the config (repeatable)")
+    p.add_argument("--split", default=None, help="split to evaluate (default: the benchmark's, 'test')")
+    p.add_argument("--dataset-manifest", type=Path, help="refuse to evaluate unless the bytes match this manifest")
+    p.add_argument("--emit-submission", type=Path, help="submission record of the checkpoint; baselines' beside it")
+    p.add_argument("--benchmark", default="painting-vision")
+    p.add_argument("--config", type=Path, default=Path("config/config.yaml"), help="where baselines are defined")
+    p.add_argument("--inference-size", type=int, help="long side at inference (default: the benchmark's)")
+    p.add_argument("--batch-size", type=int, default=4)
+    p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    p.add_argument("--work-dir", type=Path, default=Path("build/benchmark"), help="predictions, counts and audit reports")
+    return p
+
+
+def evaluate_model(args: argparse.Namespace, benchmark: Any, frames: list, spec: steps.ModelSpec, work: Path) -> dict[str, Any]:
+    folder = work / spec.name
+    predictions = None
+    if spec.kind != "predictions":
+        with timed(f"inference: {spec.name}"):
+            steps.infer(benchmark, frames, spec, folder / "predictions", args.batch_size, args.device, progress=True)
+        predictions = folder / "predictions"
+    else:
+        steps.check_predictions(spec, frames)
+    with timed(f"scoring: {spec.name}"):
+        steps.score(benchmark, frames, spec, predictions, folder / "counts.parquet", frames[0].split)
+        return steps.metrics_document(benchmark, [folder / "counts.parquet"])
+
+
+def run(args: argparse.Namespace) -> None:
+    benchmark = load_benchmark(args.benchmark)
+    split = args.split or benchmark.default_split
+    benchmark.check_split(split)
+    config = load_config(args.config) if args.baseline else None
+    baselines = [steps.ModelSpec.from_config(config, name) for name in args.baseline] if config else []
+    kind = args.checkpoint_kind or checkpoint_kind(args.checkpoint)
+    model = steps.ModelSpec(args.checkpoint.stem, kind, args.checkpoint, args.label_space, "model", args.inference_size)
+    work = args.work_dir / benchmark.name / split
+
+    with timed("dataset identity"):
+        manifest = steps.dataset_manifest(benchmark, args.data, args.dataset_manifest)
+    print(f"dataset_id: {manifest['dataset_id']}" + (" (verified against the manifest)" if args.dataset_manifest else ""))
+    with timed("audit"):
+        report = steps.run_audit(benchmark, args.data, split, work / "audit.json", work / "audit.txt")
+    print(f"audit passed with {len(report.warnings)} warning(s): {work / 'audit.txt'}")
+    frames = steps.frames_of_split(benchmark, args.data, split)
+    identities = {spec.name: steps.model_identity(spec, benchmark) for spec in [model, *baselines]}
+
+    with timed("floor"):
+        steps.score(benchmark, frames, None, None, work / "floor" / "counts.parquet", split)
+        floor = steps.metrics_document(benchmark, [work / "floor" / "counts.parquet"])
+    documents = {spec.name: evaluate_model(args, benchmark, frames, spec, work) for spec in [model, *baselines]}
+
+    records = {}
+    for spec in [model, *baselines]:
+        out = args.emit_submission if spec is model else None
+        if args.emit_submission is not None and spec is not model:
+            out = args.emit_submission.with_name(f"{args.emit_submission.stem}.{spec.name}{args.emit_submission.suffix}")
+        size = None if spec.kind == "predictions" else spec.inference_size or benchmark.inference_size
+        target = out if out is not None else work / spec.name / "submission.json"
+        records[spec.name] = steps.submission(benchmark, documents[spec.name], floor, manifest["dataset_id"],
+                                              identities[spec.name], size, target)
+        print(f"submission record ({spec.name}): {target}")
+
+    rows = [dict(model=name, kind=identities[name].kind, **flatten(doc["results"]),
+                 beats_floor=records[name]["floor"]["beaten"]) for name, doc in documents.items()]
+    rows.append(dict(model="floor", kind="floor", **flatten(floor["results"]), beats_floor=None))
+    columns = ["model", "kind", *flatten(floor["results"]), "beats_floor"]
+    print(f"\n{benchmark.title} v{benchmark.benchmark_version} — split {split}, {len(frames)} frames, "
+          f"dataset {manifest['dataset_id'][:20]}…\n")
+    print(render_text(columns, rows))
+    losers = [name for name, record in records.items() if record["floor"]["beaten"] is False]
+    if losers:
+        print(f"\nWARNING: {', '.join(losers)} do(es) not beat the floor: learned nothing on this benchmark.")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        run(args)
+    except AuditFailed as exc:
+        print(f"benchmark.py: audit failed, nothing evaluated: {exc}", file=sys.stderr)
+        return 1
+    except SegbenchError as exc:
+        print(f"benchmark.py: error: {exc}", file=sys.stderr)
+        return 1
+    return 0

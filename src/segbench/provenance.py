@@ -1,0 +1,286 @@
+"""Dataset and checkpoint identity: SHA-256 manifests, the dataset_id, checkpoint hashes.
+
+A manifest lists every frame with its group (e.g. wall_id), split and the relative path and
+SHA-256 of its image and label:
+
+    {"format": "segbench-manifest", "version": 1, "dataset_id": "pv1:<hex>",
+     "frames": [{"frame_id": ..., "wall_id": ..., "split": ...,
+                 "image": {"path": "images/a.jpg", "sha256": ...},
+                 "label": {"path": "labels/a.png", "sha256": ...}}, ...]}
+
+The dataset_id is "<prefix>:" + the SHA-256 (hex) of the canonical serialisation of that frame
+list: sorted by frame_id, JSON with sorted keys, separators "," and ":", no ASCII escaping,
+encoded as UTF-8. Every changed byte, moved or renamed file, changed split or changed group
+therefore changes the id.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from .datasets.base import Frame
+from .errors import SegbenchError
+
+MANIFEST_FORMAT = "segbench-manifest"
+MANIFEST_VERSION = 1
+BLOCK = 1 << 20  # 1 MiB
+_FILE_KEYS = {"path", "sha256"}
+_TOP_KEYS = {"format", "version", "dataset_id", "frames"}
+
+
+def canonical_json(value: Any) -> bytes:
+    """The canonical serialisation every hash in this module is taken over."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def sha256_file(path: Path) -> str:
+    """SHA-256 (hex) of a file's bytes, read in 1 MiB blocks."""
+    path = Path(path)
+    digest = hashlib.sha256()
+    try:
+        with path.open("rb") as stream:
+            while block := stream.read(BLOCK):
+                digest.update(block)
+    except FileNotFoundError:
+        raise SegbenchError(f"{path}: file not found") from None
+    except IsADirectoryError:
+        raise SegbenchError(f"{path}: is a folder, expected a file") from None
+    except OSError as exc:
+        raise SegbenchError(f"{path}: cannot read: {exc.strerror}") from None
+    return digest.hexdigest()
+
+
+def checkpoint_sha256(path: Path) -> str:
+    """The checkpoint's identity, SHA-256 (hex).
+
+    For a file: the SHA-256 of its bytes. For a folder (e.g. a Hugging Face checkpoint): every
+    regular file below it, recursively (hidden files included, symlinked folders not followed),
+    as the list [[relative POSIX path, file SHA-256], ...] sorted by path, serialised as
+    canonical JSON (sorted keys, separators "," and ":", no ASCII escaping, UTF-8) and hashed
+    with SHA-256. Renaming, adding, removing or changing any file changes it.
+    A missing path or a folder without files is a SegbenchError.
+    """
+    path = Path(path)
+    if path.is_file():
+        return sha256_file(path)
+    if not path.is_dir():
+        raise SegbenchError(f"{path}: checkpoint not found")
+    entries = []
+    for root, _dirs, files in os.walk(path):
+        for name in files:
+            file = Path(root) / name
+            if file.is_file():
+                entries.append([file.relative_to(path).as_posix(), sha256_file(file)])
+    if not entries:
+        raise SegbenchError(f"{path}: checkpoint folder contains no files")
+    entries.sort()
+    return hashlib.sha256(canonical_json(entries)).hexdigest()
+
+
+def dataset_id(frame_entries: Sequence[Mapping[str, Any]], id_prefix: str) -> str:
+    """`id_prefix` + ":" + SHA-256 of the canonical serialisation of the frames, sorted by frame_id."""
+    ordered = sorted(frame_entries, key=lambda e: e["frame_id"])
+    return f"{id_prefix}:{hashlib.sha256(canonical_json(ordered)).hexdigest()}"
+
+
+def _relative(path: Path, data_dir: Path) -> str:
+    try:
+        return Path(path).relative_to(data_dir).as_posix()
+    except ValueError:
+        raise SegbenchError(f"{path}: not inside the data folder {data_dir}") from None
+
+
+def _entry(frame: Frame, data_dir: Path, group_key: str, image_sha: str | None, label_sha: str | None) -> dict:
+    return {
+        "frame_id": frame.frame_id,
+        group_key: frame.group_id,
+        "split": frame.split,
+        "image": {"path": _relative(frame.image, data_dir), "sha256": image_sha},
+        "label": {"path": _relative(frame.label, data_dir), "sha256": label_sha},
+    }
+
+
+def _sha_or_none(path: Path) -> str | None:
+    return sha256_file(path) if Path(path).is_file() else None
+
+
+def build_manifest(data_dir: Path, frames: Sequence[Frame], id_prefix: str = "pv1", group_key: str = "wall_id") -> dict:
+    """The manifest of `frames` as they are on disk now; every missing file is named in one error."""
+    data_dir = Path(data_dir)
+    entries = []
+    missing = []
+    for frame in sorted(frames, key=lambda f: f.frame_id):
+        image_sha, label_sha = _sha_or_none(frame.image), _sha_or_none(frame.label)
+        missing += [
+            f"{p} (frame {frame.frame_id!r})"
+            for p, s in ((frame.image, image_sha), (frame.label, label_sha))
+            if s is None
+        ]
+        entries.append(_entry(frame, data_dir, group_key, image_sha, label_sha))
+    if missing:
+        raise SegbenchError(
+            f"cannot build the data manifest of {data_dir}: {len(missing)} file(s) missing:\n  " + "\n  ".join(missing)
+        )
+    return {
+        "format": MANIFEST_FORMAT,
+        "version": MANIFEST_VERSION,
+        "dataset_id": dataset_id(entries, id_prefix),
+        "frames": entries,
+    }
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write `text` (UTF-8) to `path` via a temporary file in the same folder and a rename."""
+    path = Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as stream:
+                stream.write(text)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError as exc:
+        raise SegbenchError(f"{path}: cannot write: {exc.strerror}") from None
+
+
+def write_manifest(path: Path, manifest: Mapping[str, Any]) -> None:
+    """Write the manifest as JSON (sorted keys, indent 2, trailing newline), atomically."""
+    atomic_write_text(path, json.dumps(manifest, sort_keys=True, indent=2, ensure_ascii=False) + "\n")
+
+
+def _is_sha256(value: Any) -> bool:
+    return isinstance(value, str) and len(value) == 64 and all(c in "0123456789abcdef" for c in value)
+
+
+def _check_frame_entry(entry: Any, where: str, group_key: str) -> None:
+    if not isinstance(entry, dict):
+        raise SegbenchError(f"{where}: expected an object, got {type(entry).__name__}")
+    expected = {"frame_id", group_key, "split", "image", "label"}
+    if set(entry) != expected:
+        missing, extra = sorted(expected - set(entry)), sorted(set(entry) - expected)
+        raise SegbenchError(f"{where}: fields missing {missing}, unexpected {extra}")
+    for key in ("frame_id", group_key, "split"):
+        if not isinstance(entry[key], str) or not entry[key]:
+            raise SegbenchError(f"{where}: field '{key}' must be a non-empty string, got {entry[key]!r}")
+    for key in ("image", "label"):
+        file = entry[key]
+        if not isinstance(file, dict) or set(file) != _FILE_KEYS:
+            raise SegbenchError(
+                f"{where}: field '{key}' must be an object with exactly the fields {sorted(_FILE_KEYS)}"
+            )
+        if not isinstance(file["path"], str) or not file["path"]:
+            raise SegbenchError(f"{where}: field '{key}/path' must be a non-empty string, got {file['path']!r}")
+        if not _is_sha256(file["sha256"]):
+            raise SegbenchError(
+                f"{where}: field '{key}/sha256' must be 64 lowercase hex digits, got {file['sha256']!r}"
+            )
+
+
+def read_manifest(path: Path, id_prefix: str = "pv1", group_key: str = "wall_id") -> dict:
+    """Read and check a manifest: format, version, fields, and a dataset_id that matches its frames."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SegbenchError(f"{path}: data manifest not found") from None
+    except UnicodeDecodeError:
+        raise SegbenchError(f"{path}: data manifest is not UTF-8 text") from None
+    except OSError as exc:
+        raise SegbenchError(f"{path}: cannot read: {exc.strerror}") from None
+    try:
+        manifest = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SegbenchError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
+    if not isinstance(manifest, dict):
+        raise SegbenchError(f"{path}: expected a JSON object, got {type(manifest).__name__}")
+    if manifest.get("format") != MANIFEST_FORMAT:
+        raise SegbenchError(f"{path}: field 'format' is {manifest.get('format')!r}, expected {MANIFEST_FORMAT!r}")
+    if manifest.get("version") != MANIFEST_VERSION:
+        raise SegbenchError(f"{path}: field 'version' is {manifest.get('version')!r}, expected {MANIFEST_VERSION}")
+    if set(manifest) != _TOP_KEYS:
+        missing, extra = sorted(_TOP_KEYS - set(manifest)), sorted(set(manifest) - _TOP_KEYS)
+        raise SegbenchError(f"{path}: fields missing {missing}, unexpected {extra}")
+    frames = manifest["frames"]
+    if not isinstance(frames, list):
+        raise SegbenchError(f"{path}: field 'frames' must be a list")
+    seen: set[str] = set()
+    for i, entry in enumerate(frames):
+        _check_frame_entry(entry, f"{path}: frames/{i}", group_key)
+        if entry["frame_id"] in seen:
+            raise SegbenchError(f"{path}: frames/{i}: duplicate frame_id {entry['frame_id']!r}")
+        seen.add(entry["frame_id"])
+    stated = manifest["dataset_id"]
+    if not isinstance(stated, str) or not stated.startswith(f"{id_prefix}:"):
+        raise SegbenchError(f"{path}: field 'dataset_id' is {stated!r}, expected '{id_prefix}:<sha256>'")
+    computed = dataset_id(frames, id_prefix)
+    if stated != computed:
+        raise SegbenchError(
+            f"{path}: field 'dataset_id' is {stated}, but its own frame list hashes to {computed}; "
+            "the manifest was edited or corrupted"
+        )
+    return manifest
+
+
+def _short(sha: str | None) -> str:
+    return "(missing)" if sha is None else sha[:12]
+
+
+def verify_manifest(
+    manifest: Mapping[str, Any],
+    data_dir: Path,
+    frames: Sequence[Frame],
+    id_prefix: str = "pv1",
+    group_key: str = "wall_id",
+    manifest_path: Path | None = None,
+) -> str:
+    """Check the files on disk against the manifest; return the dataset_id when they match.
+
+    On any mismatch raise one SegbenchError that lists every difference: a frame in only one of
+    the two, a changed split or group, a file with changed bytes (both SHA-256 prefixes), a
+    missing file, a file at another path.
+    """
+    data_dir = Path(data_dir)
+    expected = {e["frame_id"]: e for e in manifest["frames"]}
+    actual = {f.frame_id: _entry(f, data_dir, group_key, _sha_or_none(f.image), _sha_or_none(f.label)) for f in frames}
+    problems: list[str] = []
+    for frame_id in sorted(expected.keys() | actual.keys()):
+        want, have = expected.get(frame_id), actual.get(frame_id)
+        if have is None:
+            problems.append(f"frame {frame_id!r}: in the manifest but not in the data's frame list")
+            continue
+        if want is None:
+            problems.append(f"frame {frame_id!r}: in the data's frame list but not in the manifest")
+            continue
+        for key in ("split", group_key):
+            if want.get(key) != have[key]:
+                problems.append(f"frame {frame_id!r}: {key} is {have[key]!r}, the manifest says {want.get(key)!r}")
+        for key in ("image", "label"):
+            w, h = want[key], have[key]
+            if w["path"] != h["path"]:
+                problems.append(f"frame {frame_id!r}: {key} is {h['path']}, the manifest says {w['path']}")
+            if h["sha256"] is None:
+                problems.append(f"{h['path']}: missing (frame {frame_id!r}; manifest sha256 {_short(w['sha256'])})")
+            elif w["sha256"] != h["sha256"]:
+                problems.append(
+                    f"{h['path']}: bytes changed (frame {frame_id!r}; manifest sha256 {_short(w['sha256'])}, "
+                    f"on disk {_short(h['sha256'])})"
+                )
+    computed = dataset_id(list(actual.values()), id_prefix)
+    if not problems and manifest.get("dataset_id") != computed:
+        problems.append(f"dataset_id: the manifest says {manifest.get('dataset_id')}, the data hashes to {computed}")
+    if problems:
+        source = f" {manifest_path}" if manifest_path is not None else ""
+        raise SegbenchError(
+            f"the data in {data_dir} does not match the data manifest{source} ({len(problems)} difference(s)); "
+            "refusing to evaluate:\n  " + "\n  ".join(problems)
+        )
+    return computed

@@ -1,0 +1,219 @@
+"""The harness's steps, each one function: the CLI subcommands, the one-shot command and hence
+the workflow's rules all call these, so no step is written twice."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from . import audit as audit_module
+from . import provenance
+from .confusion import FrameCounts
+from .countsio import read_counts, write_counts
+from .datasets import read_dataset, select_split
+from .datasets.base import Frame
+from .definitions import Benchmark
+from .errors import SegbenchError
+from .evaluation import evaluate
+from .labels import LabelSpace
+from .models import load_model, output_space
+from .scoring import check_prediction_folder, score_constant, score_predictions
+from .submission import ModelIdentity, build_record, write_record
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A model as the config names it: how to load it and which label space it predicts in."""
+
+    name: str
+    kind: str
+    path: Path
+    label_space: str | None  # None: as the model file declares it
+    role: str = "model"
+    inference_size: int | None = None
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any], name: str) -> ModelSpec:
+        if name not in config["models"]:
+            raise SegbenchError(f"unknown model or baseline '{name}' (the config defines: {sorted(config['models'])})")
+        entry = config["models"][name]
+        return cls(
+            name=name,
+            kind=entry["kind"],
+            path=Path(entry["path"]),
+            label_space=entry["label_space"],
+            role=entry.get("role", "model"),
+            inference_size=entry.get("inference_size"),
+        )
+
+
+def frames_of_split(benchmark: Benchmark, data: Path, split: str) -> list[Frame]:
+    benchmark.check_split(split)
+    return select_split(read_dataset(benchmark, data), split)
+
+
+def shard(frames: Sequence[Frame], shard_size: int, index: int | None) -> list[Frame]:
+    """Frames of one fixed-size shard of the split (sorted by frame id); all frames if index is None."""
+    if index is None:
+        return list(frames)
+    count = shard_count(len(frames), shard_size)
+    if not 0 <= index < count:
+        raise SegbenchError(f"shard {index} does not exist: {len(frames)} frames make {count} shards of {shard_size}")
+    return list(frames[index * shard_size : (index + 1) * shard_size])
+
+
+def shard_count(frames: int, shard_size: int) -> int:
+    return max(1, math.ceil(frames / shard_size))
+
+
+def dataset_manifest(benchmark: Benchmark, data: Path, manifest: Path | None) -> dict[str, Any]:
+    """The manifest of the bytes on disk; with `manifest`, verified against it (refused on mismatch)."""
+    frames = read_dataset(benchmark, data)
+    if manifest is None:
+        return provenance.build_manifest(data, frames, id_prefix=benchmark.id_prefix, group_key=benchmark.group_key)
+    expected = provenance.read_manifest(manifest)
+    provenance.verify_manifest(expected, data, frames)
+    return expected
+
+
+def run_audit(benchmark: Benchmark, data: Path, split: str | None, json_path: Path, text_path: Path) -> audit_module.AuditReport:
+    """Audit the dataset, write both reports, and raise AuditFailed (naming them) on any error."""
+    report = audit_module.audit_dataset(data, benchmark, split)
+    report.write(json_path, text_path)
+    report.raise_if_failed(json_path)
+    return report
+
+
+def model_identity(spec: ModelSpec, benchmark: Benchmark) -> ModelIdentity:
+    space = output_space(spec.kind, spec.path, benchmark, spec.label_space)
+    return ModelIdentity(spec.name, spec.kind, space.name, provenance.checkpoint_sha256(spec.path))
+
+
+def infer(
+    benchmark: Benchmark, frames: Sequence[Frame], spec: ModelSpec, out_dir: Path, batch_size: int, device: str, progress: bool
+) -> None:
+    """Predicted masks for `frames` in `out_dir`, at ground-truth size, in the model's label space."""
+    from .inference import run_inference
+
+    if spec.kind == "predictions":
+        raise SegbenchError(f"model '{spec.name}' is a predictions folder: it has no inference step")
+    model = load_model(spec.kind, spec.path, benchmark, spec.label_space, device)
+    run_inference(model, frames, out_dir, spec.inference_size or benchmark.inference_size, batch_size, progress)
+
+
+def score(
+    benchmark: Benchmark, frames: Sequence[Frame], spec: ModelSpec | None, predictions: Path | None, out: Path, split: str
+) -> FrameCounts:
+    """Per-frame counts of the model's masks (or of the floor when spec is None), written to `out`."""
+    if spec is None:
+        space: LabelSpace = benchmark.ground_truth
+        counts = score_constant(frames, benchmark.floor_class, space)
+        model = {"name": "floor", "kind": "floor", "label_space": {"name": space.name, "classes": space.names}}
+    else:
+        space = output_space(spec.kind, spec.path, benchmark, spec.label_space)
+        folder = predictions if predictions is not None else spec.path
+        counts = score_predictions(frames, folder, benchmark.ground_truth, space)
+        model = {"name": spec.name, "kind": spec.kind, "label_space": {"name": space.name, "classes": space.names}}
+    write_counts(out, counts, {"benchmark": benchmark.name, "split": split, "model": model})
+    return counts
+
+
+def check_predictions(spec: ModelSpec, frames: Sequence[Frame]) -> None:
+    """For a predictions folder: exactly one mask per evaluated frame."""
+    if spec.kind == "predictions":
+        check_prediction_folder(spec.path, frames)
+
+
+def counts_space(benchmark: Benchmark, meta: dict[str, Any]) -> LabelSpace:
+    """The label space recorded with counts: the benchmark's own when the names agree."""
+    recorded = meta["model"]["label_space"]
+    for space in benchmark.spaces.values():
+        if space.name == recorded["name"] and space.names == recorded["classes"]:
+            return space
+    return LabelSpace.from_table(
+        {"name": recorded["name"], "classes": [{"id": i, "name": n} for i, n in enumerate(recorded["classes"])]}
+    )
+
+
+def merge_counts(benchmark: Benchmark, paths: Sequence[Path]) -> tuple[FrameCounts, dict[str, Any], LabelSpace]:
+    """Read and merge shard counts; they must agree on benchmark, split and model."""
+    parts = [read_counts(p) for p in paths]
+    if not parts:
+        raise SegbenchError("no counts files given")
+    first = parts[0][1]
+    for path, (_, meta) in zip(paths, parts):
+        for key in ("benchmark", "split", "model"):
+            if meta[key] != first[key]:
+                raise SegbenchError(f"{path}: {key} is {meta[key]!r} but {paths[0]} has {first[key]!r}; not mergeable")
+    if first["benchmark"] != benchmark.name:
+        raise SegbenchError(f"{paths[0]}: counts are for benchmark '{first['benchmark']}', not '{benchmark.name}'")
+    try:
+        counts = FrameCounts.merge([c for c, _ in parts])
+    except ValueError as exc:
+        raise SegbenchError(f"cannot merge {[str(p) for p in paths]}: {exc}") from None
+    return counts, first, counts_space(benchmark, first)
+
+
+def metrics_document(benchmark: Benchmark, paths: Sequence[Path]) -> dict[str, Any]:
+    """All reports of the benchmark for the merged counts, with what they were computed from."""
+    counts, meta, space = merge_counts(benchmark, paths)
+    results = evaluate(benchmark, counts, space)
+    gt_lut = benchmark.ground_truth.raw_lut()
+    evaluated = int(counts.count[gt_lut[counts.gt] >= 0].sum())
+    return {
+        "benchmark": benchmark.name,
+        "split": meta["split"],
+        "model": meta["model"]["name"],
+        "kind": meta["model"]["kind"],
+        "label_space": space.name,
+        "frames": len(counts.frame_ids),
+        "pixels_evaluated": evaluated,
+        "results": results,
+    }
+
+
+def write_json(path: Path, document: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+    partial.replace(path)
+
+
+def read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text())
+    except FileNotFoundError:
+        raise SegbenchError(f"{path}: file not found") from None
+    except json.JSONDecodeError as exc:
+        raise SegbenchError(f"{path}: not JSON ({exc})") from None
+
+
+def submission(
+    benchmark: Benchmark,
+    metrics: dict[str, Any],
+    floor_metrics: dict[str, Any],
+    dataset_id: str,
+    identity: ModelIdentity,
+    inference_size: int | None,
+    out: Path,
+) -> dict[str, Any]:
+    """Build, validate and write the submission record of one (model, split)."""
+    if floor_metrics["split"] != metrics["split"] or floor_metrics["frames"] != metrics["frames"]:
+        raise SegbenchError("the floor and the model were scored on different frames; refusing to compare them")
+    record = build_record(
+        benchmark,
+        dataset_id,
+        metrics["split"],
+        identity,
+        metrics["results"],
+        floor_metrics["results"],
+        inference_size,
+        metrics["frames"],
+        metrics["pixels_evaluated"],
+    )
+    write_record(out, record, benchmark)
+    return record

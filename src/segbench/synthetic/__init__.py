@@ -1,0 +1,1 @@
+"""Procedural, offline generators of small synthetic datasets."""

@@ -1,0 +1,124 @@
+"""Hand-computed metric cases on the Painting Vision definition (values derived in comments)."""
+
+import math
+
+import numpy as np
+import pytest
+
+from segbench import metrics
+from segbench.confusion import FrameCounts, joint_histogram
+from segbench.definitions import load_benchmark
+from segbench.evaluation import evaluate
+
+PV = load_benchmark("painting-vision")
+V = 255
+
+# Frame A: 7 decided pixels and one void; frame B: all void (contributes nothing).
+GT_A = np.array([[1, 2, 8, 0], [V, 2, 8, 4]], np.uint8)
+PRED_A = np.array([[1, 1, 8, 8], [8, 2, 0, 4]], np.uint8)
+GT_B = np.array([[V, V]], np.uint8)
+PRED_B = np.array([[2, 8]], np.uint8)
+
+
+def counts(*pairs):
+    return FrameCounts.from_histograms([f"f{i}" for i in range(len(pairs))], [joint_histogram(g, p) for g, p in pairs])
+
+
+def test_tier1_by_hand():
+    # Tier 1 confusion (rows gt other/wall/window): other [1,0,1], wall [0,3,0], window [1,0,1]
+    shared = evaluate(PV, counts((GT_A, PRED_A), (GT_B, PRED_B)), PV.ground_truth)["shared_metrics"]
+    assert shared["iou"] == {"other": pytest.approx(1 / 3, abs=0), "wall": 1.0, "window": pytest.approx(1 / 3, abs=0)}
+    assert shared["mIoU"] == (1 / 3 + 1.0 + 1 / 3) / 3
+    assert shared["window_precision"] == 0.5
+    assert shared["window_recall"] == 0.5
+
+
+def test_tier2_by_hand():
+    # Ten-class IoU of the classes present in GT: 0 -> 0, 1 -> 1/2, 2 -> 1/2, 4 -> 1, 8 -> 1/3.
+    # Painted coverage, frame A only: gt 2/3, pred 1/3 -> MAE 1/3 over 1 frame.
+    paint = evaluate(PV, counts((GT_A, PRED_A), (GT_B, PRED_B)), PV.ground_truth)["paint_state_metrics"]
+    assert paint["mIoU_full_10class"] == pytest.approx((0 + 0.5 + 0.5 + 1 + 1 / 3) / 5, rel=1e-15)
+    assert paint["painted_coverage_mae"] == pytest.approx(1 / 3, rel=1e-15)
+    assert paint["painted_coverage_frames"] == 1
+
+
+def test_floor_by_hand():
+    # All-other: tier-1 GT counts other 2, wall 3, window 2 -> IoU other 2/7, wall 0, window 0.
+    floor_pred = np.zeros_like(GT_A)
+    shared = evaluate(PV, counts((GT_A, floor_pred)), PV.ground_truth)["shared_metrics"]
+    assert shared["iou"] == {"other": 2 / 7, "wall": 0.0, "window": 0.0}
+    assert shared["mIoU"] == pytest.approx(2 / 21, rel=1e-15)
+    assert shared["window_precision"] is None  # no window predicted: undefined, never 0 or 1
+    assert shared["window_recall"] == 0.0
+
+
+def test_all_void_split_is_null_everywhere():
+    result = evaluate(PV, counts((GT_B, PRED_B)), PV.ground_truth)
+    assert result["shared_metrics"] == {
+        "mIoU": None,
+        "iou": {"other": None, "wall": None, "window": None},
+        "window_precision": None,
+        "window_recall": None,
+    }
+    assert result["paint_state_metrics"] == {
+        "painted_coverage_mae": None,
+        "painted_coverage_frames": 0,
+        "mIoU_full_10class": None,
+    }
+
+
+def test_class_absent_from_gt_but_predicted_is_zero_and_not_averaged():
+    gt = np.array([[1, 1]], np.uint8)  # only wall
+    pred = np.array([[1, 8]], np.uint8)  # a false window
+    shared = evaluate(PV, counts((gt, pred)), PV.ground_truth)["shared_metrics"]
+    assert shared["iou"] == {"other": None, "wall": 0.5, "window": 0.0}
+    assert shared["mIoU"] == 0.5  # only wall is present in the ground truth
+    assert shared["window_precision"] == 0.0
+    assert shared["window_recall"] is None
+
+
+def test_painted_coverage_edge_cases():
+    # f0: GT all painted, model predicts no decided wall -> pred_frac 0, error 1.
+    # f1: GT unpainted only, model half painted -> |1/2 - 0| = 1/2.
+    # f2: GT has no decided wall (uncertain + window) -> not covered.
+    # f3: prediction on void pixels does not count: pred_frac over non-void = 1/1.
+    gt = [np.array([[2, 2]], np.uint8), np.array([[1, 1]], np.uint8), np.array([[3, 8]], np.uint8),
+          np.array([[2, V]], np.uint8)]
+    pred = [np.array([[0, 3]], np.uint8), np.array([[1, 2]], np.uint8), np.array([[2, 2]], np.uint8),
+            np.array([[2, 1]], np.uint8)]
+    paint = evaluate(PV, counts(*zip(gt, pred)), PV.ground_truth)["paint_state_metrics"]
+    assert paint["painted_coverage_frames"] == 3
+    assert paint["painted_coverage_mae"] == pytest.approx((1 + 0.5 + 0) / 3, rel=1e-15)
+
+
+def test_baseline_space_gets_null_tier2_and_tier1_by_name():
+    ade = PV.space("ade20k")
+    wall, windowpane, floor = ade.id_of("wall"), ade.id_of("windowpane"), ade.id_of("floor")
+    gt = np.array([[1, 2, 8, 5]], np.uint8)
+    pred = np.array([[wall, floor, windowpane, floor]], np.uint8)
+    result = evaluate(PV, counts((gt, pred)), ade)
+    assert result["shared_metrics"]["iou"] == {"other": 0.5, "wall": 0.5, "window": 1.0}
+    assert result["paint_state_metrics"] == {"painted_coverage_mae": None, "painted_coverage_frames": None,
+                                             "mIoU_full_10class": None}
+
+
+def test_mean_rules_differ_exactly_where_a_class_is_empty():
+    cm = np.array([[2, 0, 0], [1, 1, 0], [0, 0, 0]])  # class 2 absent from both sides
+    ious = metrics.iou(cm)
+    assert ious[0] == 2 / 3 and ious[1] == 0.5 and math.isnan(ious[2])
+    every = np.ones(3, bool)
+    assert metrics.mean_iou(cm, "present_in_ground_truth", every) == (2 / 3 + 0.5) / 2
+    assert metrics.mean_iou(cm, "nan_skipping", every) == (2 / 3 + 0.5) / 2
+    assert metrics.mean_iou(cm, "empty_union_as_zero", every) == (2 / 3 + 0.5 + 0) / 3
+    assert math.isnan(metrics.mean_iou(cm, "all_classes", every))
+    full = np.array([[2, 1], [0, 3]])
+    values = {metrics.mean_iou(full, rule, np.ones(2, bool)) for rule in
+              ("present_in_ground_truth", "nan_skipping", "empty_union_as_zero", "all_classes")}
+    assert values == {(2 / 3 + 3 / 4) / 2}
+
+
+def test_perfect_prediction_on_an_odd_size_frame():
+    gt = np.arange(15, dtype=np.uint8).reshape(3, 5) % 3  # odd size, classes 0..2
+    pred = gt.copy()
+    shared = evaluate(PV, counts((gt, pred)), PV.ground_truth)["shared_metrics"]
+    assert shared["mIoU"] == 1.0 and shared["window_precision"] is None
