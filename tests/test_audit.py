@@ -18,7 +18,7 @@ def benchmark():
 
 
 def run(data, benchmark, split="test"):
-    return audit_dataset(data, benchmark, split)
+    return audit_dataset(data, benchmark, [split] if split else [])
 
 
 def only(report, code):
@@ -44,7 +44,7 @@ def test_clean_dataset_passes(tmp_path, benchmark):
         "version": 1,
         "data_dir": str(data),
         "benchmark": "painting-vision",
-        "split_evaluated": "test",
+        "splits_evaluated": ["test"],
         "ok": True,
         "counts": {
             "train": {"frames": 3, "walls": 2},
@@ -273,12 +273,12 @@ def test_empty_evaluated_split(tmp_path, benchmark):
     assert report.findings[0].message == "the evaluated split 'test' has no frames"
     assert report.to_json()["counts"]["test"] == {"frames": 0, "walls": 0}
     assert run(data, benchmark, "val").ok
-    assert audit_dataset(data, benchmark, None).ok
+    assert audit_dataset(data, benchmark).ok
 
 
 def test_empty_dataset(tmp_path, benchmark):
     data = make_dataset(tmp_path, [])
-    report = audit_dataset(data, benchmark, None)
+    report = audit_dataset(data, benchmark)
     assert codes(report) == [("empty-dataset", "error")]
     assert report.findings[0].message == f"{data / 'frames.csv'} lists no frames"
 

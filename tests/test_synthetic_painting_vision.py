@@ -77,7 +77,9 @@ def test_split_is_by_wall_8_2_4(dataset):
         frames_of_wall[row["wall_id"]] = frames_of_wall.get(row["wall_id"], 0) + 1
     assert all(len(splits) == 1 for splits in splits_of_wall.values())
     assert set(frames_of_wall.values()) == {4}
-    walls_per_split = {split: sum(splits == {split} for splits in splits_of_wall.values()) for split in ("train", "val", "test")}
+    walls_per_split = {
+        split: sum(splits == {split} for splits in splits_of_wall.values()) for split in ("train", "val", "test")
+    }
     assert walls_per_split == {"train": 8, "val": 2, "test": 4}
 
 
@@ -104,7 +106,10 @@ def test_labels_are_single_channel_with_allowed_values(dataset):
     root, rows = dataset
     for row in rows:
         frame_id = row["frame_id"]
-        with Image.open(root / "images" / f"{frame_id}.jpg") as image, Image.open(root / "labels" / f"{frame_id}.png") as label:
+        with (
+            Image.open(root / "images" / f"{frame_id}.jpg") as image,
+            Image.open(root / "labels" / f"{frame_id}.png") as label,
+        ):
             assert label.format == "PNG"
             assert label.mode == "L"
             assert label.size == image.size

@@ -82,7 +82,7 @@ class Finding:
 class AuditReport:
     data_dir: Path
     benchmark: str
-    split_evaluated: str | None
+    splits_evaluated: tuple[str, ...]
     counts: dict[str, dict[str, int]]  # split -> {"frames": n, "walls": m}
     findings: list[Finding] = field(default_factory=list)
 
@@ -107,7 +107,7 @@ class AuditReport:
             "version": 1,
             "data_dir": str(self.data_dir),
             "benchmark": self.benchmark,
-            "split_evaluated": self.split_evaluated,
+            "splits_evaluated": list(self.splits_evaluated),
             "ok": self.ok,
             "counts": self.counts,
             "error_count": len(self.errors),
@@ -116,7 +116,7 @@ class AuditReport:
         }
 
     def to_text(self) -> str:
-        evaluated = f", evaluating split '{self.split_evaluated}'" if self.split_evaluated else ""
+        evaluated = f", evaluating split {', '.join(repr(s) for s in self.splits_evaluated)}" if self.splits_evaluated else ""
         lines = [f"Dataset audit of {self.data_dir} (benchmark {self.benchmark}{evaluated})"]
         lines.append("Frames: " + ", ".join(f"{s} {c['frames']} ({c['walls']} walls)" for s, c in self.counts.items()))
         status = "PASSED" if self.ok else "FAILED"
@@ -364,7 +364,7 @@ def _ranges(values: np.ndarray) -> str:
 def audit_dataset(
     data_dir: Path,
     benchmark: Benchmark,
-    split_to_evaluate: str | None,
+    evaluated_splits: Sequence[str] = (),
     frames: Sequence[Frame] | None = None,
 ) -> AuditReport:
     """Audit a dataset in the benchmark's on-disk format; `frames` skips re-reading frames.csv.
@@ -377,15 +377,17 @@ def audit_dataset(
         raise SegbenchError(
             f"benchmark '{benchmark.name}': no audit for dataset format '{benchmark.dataset_format}' (known: painting-vision)"
         )
-    if split_to_evaluate is not None:
-        benchmark.check_split(split_to_evaluate)
+    for split in evaluated_splits:
+        benchmark.check_split(split)
     if frames is None:
         frames = painting_vision.read_frames(data_dir, benchmark.splits)
     auditor = _Auditor(data_dir, benchmark)
     if not frames:
         auditor.add("empty-dataset", ERROR, f"{data_dir / painting_vision.FRAMES_CSV} lists no frames")
-    elif split_to_evaluate is not None and not any(f.split == split_to_evaluate for f in frames):
-        auditor.add("empty-split", ERROR, f"the evaluated split '{split_to_evaluate}' has no frames")
+    else:
+        for split in evaluated_splits:
+            if not any(f.split == split for f in frames):
+                auditor.add("empty-split", ERROR, f"the evaluated split '{split}' has no frames")
     seen = {f.frame_id: auditor.frame_files(f) for f in frames}
     for path in painting_vision.list_unlisted_files(data_dir, frames):
         kind = "folder" if path.is_dir() else "file"
@@ -399,4 +401,4 @@ def audit_dataset(
         }
         for split in benchmark.splits
     }
-    return AuditReport(data_dir, benchmark.name, split_to_evaluate, counts, auditor.findings)
+    return AuditReport(data_dir, benchmark.name, tuple(evaluated_splits), counts, auditor.findings)

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import __version__, provenance, steps
+from . import __version__, leaderboard, pinning, provenance, steps
 from .config import load_config
 from .definitions import load_benchmark
 from .errors import AuditFailed, SegbenchError
@@ -96,6 +96,24 @@ def cmd_submit(args: argparse.Namespace) -> None:
                      identity, size, args.out)
 
 
+def cmd_pull(args: argparse.Namespace) -> None:
+    pulled = pinning.restore(args.path)
+    steps.write_json(args.out, {"path": str(args.path), "pulled": pulled})
+    print(f"{args.path}: {'restored with dvc pull' if pulled else 'present'}")
+
+
+def cmd_leaderboard(args: argparse.Namespace) -> None:
+    records = [steps.read_json(p) for p in args.submissions]
+    floors = [steps.read_json(p) for p in args.floors]
+    groups = leaderboard.build(records, floors)
+    steps.write_text(args.out.with_suffix(".csv"), leaderboard.to_csv(groups))
+    steps.write_text(args.out.with_suffix(".md"), leaderboard.to_markdown(groups))
+    steps.write_json(args.out.with_suffix(".json"), {"groups": groups})
+    if args.metrics_out:
+        steps.write_json(args.metrics_out, leaderboard.headline_metrics(groups))
+    print(leaderboard.to_markdown(groups))
+
+
 def parser() -> argparse.ArgumentParser:
     root = argparse.ArgumentParser(prog="segbench", description=__doc__)
     root.add_argument("--version", action="version", version=f"segbench {__version__}")
@@ -112,7 +130,7 @@ def parser() -> argparse.ArgumentParser:
     p = sub.add_parser("audit", help="audit the dataset; exit 1 on any error")
     add_benchmark(p)
     p.add_argument("--data", type=Path, required=True)
-    p.add_argument("--split", help="the split to be evaluated (must not be empty)")
+    p.add_argument("--split", action="append", default=[], help="a split to be evaluated (must not be empty); repeatable")
     p.add_argument("--json", type=Path, required=True)
     p.add_argument("--text", type=Path, required=True)
     p.set_defaults(run=cmd_audit)
@@ -156,6 +174,18 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--dataset-id", type=Path, required=True, help="output of `segbench manifest --dataset-id-out`")
     p.add_argument("--out", type=Path, required=True)
     p.set_defaults(run=cmd_submit)
+
+    p = sub.add_parser("pull", help="restore a DVC-pinned input (dataset, checkpoint) if it is missing")
+    p.add_argument("path", type=Path)
+    p.add_argument("--out", type=Path, required=True, help="marker JSON written when the path is present")
+    p.set_defaults(run=cmd_pull)
+
+    p = sub.add_parser("leaderboard", help="the results table over submission records, by comparability triple")
+    p.add_argument("--submissions", type=Path, nargs="+", required=True)
+    p.add_argument("--floors", type=Path, nargs="+", required=True, help="the floor's metrics.json per split")
+    p.add_argument("--out", type=Path, required=True, help="stem: writes STEM.csv, STEM.md and STEM.json")
+    p.add_argument("--metrics-out", type=Path, help="small headline-metrics JSON for `dvc metrics`")
+    p.set_defaults(run=cmd_leaderboard)
     return root
 
 

@@ -86,7 +86,7 @@ def run(args: argparse.Namespace) -> None:
         manifest = steps.dataset_manifest(benchmark, args.data, args.dataset_manifest)
     print(f"dataset_id: {manifest['dataset_id']}" + (" (verified against the manifest)" if args.dataset_manifest else ""))
     with timed("audit"):
-        report = steps.run_audit(benchmark, args.data, split, work / "audit.json", work / "audit.txt")
+        report = steps.run_audit(benchmark, args.data, [split], work / "audit.json", work / "audit.txt")
     print(f"audit passed with {len(report.warnings)} warning(s): {work / 'audit.txt'}")
     frames = steps.frames_of_split(benchmark, args.data, split)
     identities = {spec.name: steps.model_identity(spec, benchmark) for spec in [model, *baselines]}

@@ -22,6 +22,7 @@ from .evaluation import evaluate
 from .labels import LabelSpace
 from .models import load_model, output_space
 from .scoring import check_prediction_folder, score_constant, score_predictions
+from .provenance import atomic_write_text
 from .submission import ModelIdentity, build_record, write_record
 
 
@@ -80,9 +81,11 @@ def dataset_manifest(benchmark: Benchmark, data: Path, manifest: Path | None) ->
     return expected
 
 
-def run_audit(benchmark: Benchmark, data: Path, split: str | None, json_path: Path, text_path: Path) -> audit_module.AuditReport:
+def run_audit(
+    benchmark: Benchmark, data: Path, splits: Sequence[str], json_path: Path, text_path: Path
+) -> audit_module.AuditReport:
     """Audit the dataset, write both reports, and raise AuditFailed (naming them) on any error."""
-    report = audit_module.audit_dataset(data, benchmark, split)
+    report = audit_module.audit_dataset(data, benchmark, splits)
     report.write(json_path, text_path)
     report.raise_if_failed(json_path)
     return report
@@ -177,10 +180,11 @@ def metrics_document(benchmark: Benchmark, paths: Sequence[Path]) -> dict[str, A
 
 
 def write_json(path: Path, document: Any) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(path.name + ".partial")
-    partial.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
-    partial.replace(path)
+    atomic_write_text(path, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+
+
+def write_text(path: Path, text: str) -> None:
+    atomic_write_text(path, text)
 
 
 def read_json(path: Path) -> Any:

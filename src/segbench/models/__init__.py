@@ -15,16 +15,24 @@ from pathlib import Path
 
 from ..definitions import Benchmark
 from ..errors import SegbenchError
+from ..labels import LabelSpace
 from .base import SegmentationModel
-from .checkpoint import load_checkpoint
-from .hf_segformer import load_hf_segformer
-from .torchscript import load_torchscript
+from .checkpoint import checkpoint_space, load_checkpoint
+from .hf_segformer import load_hf_segformer, segformer_space
+from .torchscript import load_torchscript, torchscript_space
 
 LOADERS: dict[str, Callable[..., SegmentationModel]] = {
     "checkpoint": load_checkpoint,
     "torchscript": load_torchscript,
     "hf-segformer": load_hf_segformer,
 }
+
+SPACES: dict[str, Callable[..., LabelSpace]] = {
+    "checkpoint": checkpoint_space,
+    "torchscript": torchscript_space,
+    "hf-segformer": segformer_space,
+}
+PREDICTIONS = "predictions"
 
 
 def model_kinds() -> list[str]:
@@ -43,8 +51,30 @@ def load_model(
     try:
         loader = LOADERS[kind]
     except KeyError:
-        raise SegbenchError(f"unknown model kind '{kind}' (kinds: {model_kinds()}; 'predictions' is scored directly)") from None
+        raise SegbenchError(
+            f"unknown model kind '{kind}' (kinds: {model_kinds()}; 'predictions' is scored directly)"
+        ) from None
     return loader(Path(path), benchmark, label_space, device)
 
 
-__all__ = ["SegmentationModel", "load_model", "model_kinds"]
+def output_space(kind: str, path: Path, benchmark: Benchmark, label_space: str | None = None) -> LabelSpace:
+    """The label space a model's masks are in, checked as load_model checks it, without loading weights.
+
+    For "predictions" (a folder of masks made elsewhere) it is the benchmark space `label_space` names.
+    """
+    if kind == PREDICTIONS:
+        if label_space is None:
+            raise SegbenchError(
+                f"{path}: a predictions folder must name the label space of its masks "
+                f"(one of {sorted(benchmark.spaces)})"
+            )
+        try:
+            return benchmark.space(label_space)
+        except SegbenchError as exc:
+            raise SegbenchError(f"{path}: {exc}") from None
+    if kind not in SPACES:
+        raise SegbenchError(f"unknown model kind '{kind}' (kinds: {model_kinds() + [PREDICTIONS]})")
+    return SPACES[kind](Path(path), benchmark, label_space)
+
+
+__all__ = ["SegmentationModel", "load_model", "model_kinds", "output_space"]

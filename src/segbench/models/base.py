@@ -131,7 +131,9 @@ def declared_space(benchmark: Benchmark, name: Any, classes: Any, where: str) ->
         )
     space = benchmark.spaces[name]
     if list(classes) != space.names:
-        raise SegbenchError(f"{where}: its classes do not match label space '{name}': {name_differences(list(classes), space)}")
+        raise SegbenchError(
+            f"{where}: its classes do not match label space '{name}': {name_differences(list(classes), space)}"
+        )
     return space
 
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 import io
 import pickle
 import re
+import zipfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -45,7 +46,16 @@ from .base import Normalization, SegmentationModel, declared_space, resolve_devi
 
 FORMAT = "segbench-checkpoint"
 FORMAT_VERSION = 1
-REQUIRED = ("format", "format_version", "architecture", "arguments", "label_space", "normalization", "stride", "state_dict")
+REQUIRED = (
+    "format",
+    "format_version",
+    "architecture",
+    "arguments",
+    "label_space",
+    "normalization",
+    "stride",
+    "state_dict",
+)
 
 _GLOBAL = re.compile(r"GLOBAL ([\w.]+)")
 
@@ -81,14 +91,14 @@ def read_checkpoint(path: Path) -> Any:
         raise SegbenchError(f"{path}: checkpoint not found")
     if not path.is_file():
         raise SegbenchError(f"{path}: checkpoint must be a file (a .pt written by torch.save)")
+    if _is_torchscript(path):
+        raise SegbenchError(
+            f"{path}: this is a TorchScript archive, not a training checkpoint: use model kind 'torchscript'"
+        )
     try:
         return torch.load(path, map_location="cpu", weights_only=True)
     except pickle.UnpicklingError as exc:
         found = _GLOBAL.search(str(exc))
-        if found and found.group(1).startswith("__torch__"):
-            raise SegbenchError(
-                f"{path}: this is a TorchScript archive, not a training checkpoint: use model kind 'torchscript'"
-            ) from None
         if found:
             raise SegbenchError(
                 f"{path}: refused: this checkpoint needs code to unpickle ({found.group(1)}); segbench loads "
@@ -103,15 +113,30 @@ def read_checkpoint(path: Path) -> Any:
         raise SegbenchError(f"{path}: not a torch checkpoint (torch.save file) or truncated: {detail}") from None
 
 
+def _is_torchscript(path: Path) -> bool:
+    """A torch.jit.save archive: a zip holding constants.pkl (torch.load would hand it to torch.jit)."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            return any(name.endswith("/constants.pkl") or name == "constants.pkl" for name in archive.namelist())
+    except (zipfile.BadZipFile, OSError, ValueError):
+        return False
+
+
+def checkpoint_space(path: Path, benchmark: Benchmark, label_space: str | None = None) -> LabelSpace:
+    """The checkpoint's output label space, checked against the benchmark, without building the model."""
+    path = Path(path)
+    doc = read_checkpoint(path)
+    _check_fields(doc, path)
+    return _declared(doc, path, benchmark, label_space)
+
+
 def load_checkpoint(
     path: Path, benchmark: Benchmark, label_space: str | None = None, device: str | torch.device = "auto"
 ) -> CheckpointModel:
     path = Path(path)
     doc = read_checkpoint(path)
     _check_fields(doc, path)
-    space = declared_space(benchmark, doc["label_space"].get("name"), doc["label_space"].get("classes"), str(path))
-    if label_space is not None and label_space != space.name:
-        raise SegbenchError(f"{path}: the checkpoint's label space is '{space.name}', but '{label_space}' was requested")
+    space = _declared(doc, path, benchmark, label_space)
     normalization = Normalization.from_file_field(doc["normalization"], str(path))
     name = doc["architecture"]
     try:
@@ -121,9 +146,22 @@ def load_checkpoint(
         raise SegbenchError(f"{path}: {exc}") from None
     stride = doc["stride"]
     if stride % arch.stride:
-        raise SegbenchError(f"{path}: field 'stride' {stride} is not a multiple of architecture '{name}''s stride {arch.stride}")
-    _load_state(module, doc["state_dict"], path, f"architecture '{name}' {dict(doc['arguments'])} with {space.size} classes")
+        raise SegbenchError(
+            f"{path}: field 'stride' {stride} is not a multiple of architecture '{name}''s stride {arch.stride}"
+        )
+    _load_state(
+        module, doc["state_dict"], path, f"architecture '{name}' {dict(doc['arguments'])} with {space.size} classes"
+    )
     return CheckpointModel(path, module, space, normalization, stride, resolve_device(device), name)
+
+
+def _declared(doc: dict[str, Any], path: Path, benchmark: Benchmark, label_space: str | None) -> LabelSpace:
+    space = declared_space(benchmark, doc["label_space"].get("name"), doc["label_space"].get("classes"), str(path))
+    if label_space is not None and label_space != space.name:
+        raise SegbenchError(
+            f"{path}: the checkpoint's label space is '{space.name}', but '{label_space}' was requested"
+        )
+    return space
 
 
 def _check_fields(doc: Any, path: Path) -> None:
@@ -134,7 +172,9 @@ def _check_fields(doc: Any, path: Path) -> None:
         )
     missing = [k for k in REQUIRED if k not in doc]
     if missing:
-        raise SegbenchError(f"{path}: not a segbench checkpoint: missing field(s) {missing} (save_checkpoint writes them)")
+        raise SegbenchError(
+            f"{path}: not a segbench checkpoint: missing field(s) {missing} (save_checkpoint writes them)"
+        )
     if doc["format"] != FORMAT:
         raise SegbenchError(f"{path}: field 'format' is {doc['format']!r}, expected '{FORMAT}'")
     version = doc["format_version"]
@@ -144,9 +184,15 @@ def _check_fields(doc: Any, path: Path) -> None:
         )
     expectations = {
         "architecture": (isinstance(doc["architecture"], str), "a string"),
-        "arguments": (isinstance(doc["arguments"], dict) and all(isinstance(k, str) for k in doc["arguments"]), "a dict of keyword arguments"),
+        "arguments": (
+            isinstance(doc["arguments"], dict) and all(isinstance(k, str) for k in doc["arguments"]),
+            "a dict of keyword arguments",
+        ),
         "label_space": (isinstance(doc["label_space"], dict), "a dict {'name': ..., 'classes': [...]}"),
-        "stride": (isinstance(doc["stride"], int) and not isinstance(doc["stride"], bool) and doc["stride"] > 0, "a positive integer"),
+        "stride": (
+            isinstance(doc["stride"], int) and not isinstance(doc["stride"], bool) and doc["stride"] > 0,
+            "a positive integer",
+        ),
         "state_dict": (
             isinstance(doc["state_dict"], dict)
             and all(isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in doc["state_dict"].items()),
@@ -176,7 +222,9 @@ def _load_state(module: nn.Module, state: Mapping[str, torch.Tensor], path: Path
         raise SegbenchError(f"{path}: state_dict does not match {what}: " + "; ".join(problems))
     bad = [k for k, v in state.items() if v.is_floating_point() and not bool(torch.isfinite(v).all())]
     if bad:
-        raise SegbenchError(f"{path}: state_dict has non-finite values (NaN or inf) in {len(bad)} tensors ({_first(bad)})")
+        raise SegbenchError(
+            f"{path}: state_dict has non-finite values (NaN or inf) in {len(bad)} tensors ({_first(bad)})"
+        )
     module.load_state_dict(state, strict=True)
 
 
@@ -207,14 +255,19 @@ def save_checkpoint(
     Normalization.from_file_field(normalization, f"save_checkpoint({path})")
     stride = arch.stride if stride is None else stride
     if stride % arch.stride:
-        raise SegbenchError(f"save_checkpoint({path}): stride {stride} is not a multiple of '{architecture}''s {arch.stride}")
+        raise SegbenchError(
+            f"save_checkpoint({path}): stride {stride} is not a multiple of '{architecture}''s {arch.stride}"
+        )
     doc: dict[str, Any] = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
         "architecture": architecture,
         "arguments": _plain(dict(arguments)),
         "label_space": {"name": label_space.name, "classes": label_space.names},
-        "normalization": {"mean": [float(v) for v in normalization["mean"]], "std": [float(v) for v in normalization["std"]]},
+        "normalization": {
+            "mean": [float(v) for v in normalization["mean"]],
+            "std": [float(v) for v in normalization["std"]],
+        },
         "stride": int(stride),
         "state_dict": {k: v.detach().to("cpu").clone() for k, v in model.state_dict().items()},
     }

@@ -63,10 +63,30 @@ class SegformerModel(SegmentationModel):
         return self.module(pixel_values=self.normalization.apply(images)).logits
 
 
+def segformer_space(path: Path, benchmark: Benchmark, label_space: str | None = None) -> LabelSpace:
+    """The model's label space from config.json's id2label, checked against the benchmark; no weights read."""
+    path = Path(path)
+    names = _checked_folder(path)
+    space = _label_space(benchmark, label_space, names, path)
+    _check_mappings(benchmark, space, path)
+    return space
+
+
 def load_hf_segformer(
     path: Path, benchmark: Benchmark, label_space: str | None = None, device: str | torch.device = "auto"
 ) -> SegformerModel:
     path = Path(path)
+    names = _checked_folder(path)
+    use_safetensors = _weights_kind(path)
+    normalization = _normalization(_read_json(path / "preprocessor_config.json", "preprocessor_config.json"), path)
+    space = _label_space(benchmark, label_space, names, path)
+    _check_mappings(benchmark, space, path)
+    module = _from_pretrained(path, use_safetensors)
+    return SegformerModel(path, module, space, normalization, resolve_device(device))
+
+
+def _checked_folder(path: Path) -> list[str]:
+    """The id2label names of a SegFormer folder, after checking the folder and its config.json."""
     if not path.exists():
         raise SegbenchError(f"{path}: Hugging Face SegFormer folder not found")
     if not path.is_dir():
@@ -76,15 +96,10 @@ def load_hf_segformer(
     config = _read_json(path / "config.json", "config.json")
     if config.get("model_type") != "segformer":
         raise SegbenchError(
-            f"{path / 'config.json'}: not a SegFormer config (model_type {config.get('model_type')!r}, expected 'segformer')"
+            f"{path / 'config.json'}: not a SegFormer config (model_type {config.get('model_type')!r}, "
+            "expected 'segformer')"
         )
-    names = _id2label(config, path / "config.json")
-    use_safetensors = _weights_kind(path)
-    normalization = _normalization(_read_json(path / "preprocessor_config.json", "preprocessor_config.json"), path)
-    space = _label_space(benchmark, label_space, names, path)
-    _check_mappings(benchmark, space, path)
-    module = _from_pretrained(path, use_safetensors)
-    return SegformerModel(path, module, space, normalization, resolve_device(device))
+    return _id2label(config, path / "config.json")
 
 
 def _read_json(file: Path, what: str) -> dict[str, Any]:
@@ -108,7 +123,9 @@ def _id2label(config: dict[str, Any], file: Path) -> list[str]:
     except ValueError:
         raise SegbenchError(f"{file}: field 'id2label' keys must be class ids 0..K-1") from None
     if sorted(by_id) != list(range(len(by_id))):
-        raise SegbenchError(f"{file}: field 'id2label' ids must be 0..{len(by_id) - 1} without gaps, got {sorted(by_id)}")
+        raise SegbenchError(
+            f"{file}: field 'id2label' ids must be 0..{len(by_id) - 1} without gaps, got {sorted(by_id)}"
+        )
     if not all(isinstance(v, str) for v in by_id.values()):
         raise SegbenchError(f"{file}: field 'id2label' values must be class names (strings)")
     return [by_id[i] for i in range(len(by_id))]
@@ -130,8 +147,10 @@ def _normalization(pre: dict[str, Any], path: Path) -> Normalization:
         value = pre.get(key, default)
         if isinstance(value, int | float) and not isinstance(value, bool):
             value = [value] * 3
-        if not isinstance(value, list | tuple) or len(value) != 3 or not all(
-            isinstance(v, int | float) and not isinstance(v, bool) for v in value
+        if (
+            not isinstance(value, list | tuple)
+            or len(value) != 3
+            or not all(isinstance(v, int | float) and not isinstance(v, bool) for v in value)
         ):
             raise SegbenchError(f"{where}: field '{key}' must be three numbers, got {value!r}")
         return [float(v) for v in value]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import warnings
+import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -65,14 +66,27 @@ def _quiet_jit() -> Iterator[None]:
         yield
 
 
+def torchscript_space(path: Path, benchmark: Benchmark, label_space: str | None = None) -> LabelSpace:
+    """The archive's output label space, read from its segbench.json without loading the network."""
+    path = Path(path)
+    _check_file(path)
+    try:
+        with zipfile.ZipFile(path) as archive:
+            names = archive.namelist()
+            if not any(n.endswith("/constants.pkl") for n in names):
+                raise zipfile.BadZipFile("no constants.pkl")
+            found = [n for n in names if n.endswith(f"/extra/{METADATA}")]
+            raw = archive.read(found[0]) if found else ""
+    except (zipfile.BadZipFile, OSError, ValueError) as exc:
+        raise SegbenchError(f"{path}: not a TorchScript archive (torch.jit.save): {exc}") from None
+    return _declared(_metadata(raw, path), path, benchmark, label_space)
+
+
 def load_torchscript(
     path: Path, benchmark: Benchmark, label_space: str | None = None, device: str | torch.device = "auto"
 ) -> TorchScriptModel:
     path = Path(path)
-    if not path.exists():
-        raise SegbenchError(f"{path}: TorchScript archive not found")
-    if not path.is_file():
-        raise SegbenchError(f"{path}: a TorchScript archive must be a file (written by torch.jit.save)")
+    _check_file(path)
     resolved = resolve_device(device)
     extra = {METADATA: ""}
     try:
@@ -83,11 +97,23 @@ def load_torchscript(
         detail = str(exc).split(". ")[0].strip()
         raise SegbenchError(f"{path}: not a TorchScript archive (torch.jit.save){hint}: {detail}") from None
     meta = _metadata(extra[METADATA], path)
+    space = _declared(meta, path, benchmark, label_space)
+    normalization = Normalization.from_file_field(meta["normalization"], f"{path}: {METADATA}")
+    return TorchScriptModel(path, module, space, normalization, meta["stride"], resolved)
+
+
+def _check_file(path: Path) -> None:
+    if not path.exists():
+        raise SegbenchError(f"{path}: TorchScript archive not found")
+    if not path.is_file():
+        raise SegbenchError(f"{path}: a TorchScript archive must be a file (written by torch.jit.save)")
+
+
+def _declared(meta: dict[str, Any], path: Path, benchmark: Benchmark, label_space: str | None) -> LabelSpace:
     space = declared_space(benchmark, meta["label_space"].get("name"), meta["label_space"].get("classes"), str(path))
     if label_space is not None and label_space != space.name:
         raise SegbenchError(f"{path}: the archive's label space is '{space.name}', but '{label_space}' was requested")
-    normalization = Normalization.from_file_field(meta["normalization"], f"{path}: {METADATA}")
-    return TorchScriptModel(path, module, space, normalization, meta["stride"], resolved)
+    return space
 
 
 def _metadata(raw: Any, path: Path) -> dict[str, Any]:
@@ -141,7 +167,10 @@ def save_torchscript(
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
         "label_space": {"name": label_space.name, "classes": label_space.names},
-        "normalization": {"mean": [float(v) for v in normalization["mean"]], "std": [float(v) for v in normalization["std"]]},
+        "normalization": {
+            "mean": [float(v) for v in normalization["mean"]],
+            "std": [float(v) for v in normalization["std"]],
+        },
         "stride": stride,
     }
     path.parent.mkdir(parents=True, exist_ok=True)

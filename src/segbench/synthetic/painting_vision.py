@@ -64,12 +64,17 @@ MATERIAL_ID = {name: index for index, name in enumerate(MATERIALS)}
 CLASS_OF_MATERIAL = np.array([MATERIAL_CLASS[name] for name in MATERIALS], dtype=np.uint8)
 # Relative strength of the blotchy texture: plaster is uneven, fresh paint smooth, pictures busy.
 TEXTURE_STRENGTH = np.array(
-    [{"plaster": 0.07, "patchy_paint": 0.05, "floor": 0.12, "glass": 0.08, "picture": 0.35}.get(name, 0.03) for name in MATERIALS],
+    [
+        {"plaster": 0.07, "patchy_paint": 0.05, "floor": 0.12, "glass": 0.08, "picture": 0.35}.get(name, 0.03)
+        for name in MATERIALS
+    ],
     dtype=np.float32,
 )
 # The unit circle from math.cos/sin rather than numpy's SIMD loops, whose last bits vary by CPU.
 BLOB_CORNERS = 14
-UNIT_CIRCLE = tuple((math.cos(2 * math.pi * k / BLOB_CORNERS), math.sin(2 * math.pi * k / BLOB_CORNERS)) for k in range(BLOB_CORNERS))
+UNIT_CIRCLE = tuple(
+    (math.cos(2 * math.pi * k / BLOB_CORNERS), math.sin(2 * math.pi * k / BLOB_CORNERS)) for k in range(BLOB_CORNERS)
+)
 
 Box = tuple[float, float, float, float]  # x0, y0, x1, y1
 
@@ -238,12 +243,16 @@ def _draw_paint(draw: ImageDraw.ImageDraw, rng: np.random.Generator, layout: Lay
         draw.polygon([(0, 0), (width, 0)] + _jagged_line(rng, (width, edge_y), (0, edge_y), 16, 5), fill=paint)
     if rng.random() < 0.3:  # ... and above the skirting
         edge_y = layout.wall_bottom - rng.uniform(0.02, 0.05) * height
-        draw.polygon(_jagged_line(rng, (0, edge_y), (width, edge_y), 16, 5) + [(width, height), (0, height)], fill=paint)
+        draw.polygon(
+            _jagged_line(rng, (0, edge_y), (width, edge_y), 16, 5) + [(width, height), (0, height)], fill=paint
+        )
     front = strokes * stride + 0.1 * roller
     return width - front if from_right else front
 
 
-def _stroke_polygon(rng: np.random.Generator, left: float, right: float, bottom: float, roller: float) -> list[tuple[float, float]]:
+def _stroke_polygon(
+    rng: np.random.Generator, left: float, right: float, bottom: float, roller: float
+) -> list[tuple[float, float]]:
     """One roller stroke from the top of the scene down to `bottom`, with wobbly sides and a ragged end."""
     side_wobble, end_wobble = 0.06 * roller, 0.15 * roller
     return (
@@ -269,7 +278,10 @@ def _draw_room_bands(draw: ImageDraw.ImageDraw, layout: Layout) -> None:
     (ceiling_left, ceiling_right), (floor_left, floor_right) = layout.ceiling, layout.floor
     skirting = layout.skirting_height
     draw.polygon([(0, 0), (width, 0), (width, ceiling_right), (0, ceiling_left)], fill=MATERIAL_ID["ceiling"])
-    draw.polygon([(0, floor_left - skirting), (width, floor_right - skirting), (width, height), (0, height)], fill=MATERIAL_ID["skirting"])
+    draw.polygon(
+        [(0, floor_left - skirting), (width, floor_right - skirting), (width, height), (0, height)],
+        fill=MATERIAL_ID["skirting"],
+    )
     draw.polygon([(0, floor_left), (width, floor_right), (width, height), (0, height)], fill=MATERIAL_ID["floor"])
 
 
@@ -288,13 +300,12 @@ def _draw_windows(draw: ImageDraw.ImageDraw, rng: np.random.Generator, layout: L
         x0 = index * slot + rng.uniform(0.05 * slot, 0.95 * slot - window_width)
         top_min = layout.wall_top + 0.04 * height
         y0 = rng.uniform(top_min, max(top_min, 0.62 * height - window_height))
-        box = (x0, y0, x0 + window_width, y0 + window_height)
-        _draw_window(draw, rng, box)
-        boxes.append(box)
+        boxes.append(_draw_window(draw, rng, (x0, y0, x0 + window_width, y0 + window_height)))
     return boxes
 
 
-def _draw_window(draw: ImageDraw.ImageDraw, rng: np.random.Generator, box: Box) -> None:
+def _draw_window(draw: ImageDraw.ImageDraw, rng: np.random.Generator, box: Box) -> Box:
+    """A framed window with a mullion, maybe a transom, and a sill; returns the box it covers."""
     x0, y0, x1, y1 = box
     frame = rng.uniform(0.05, 0.08) * (x1 - x0)
     draw.rectangle(box, fill=MATERIAL_ID["window_frame"])
@@ -304,10 +315,14 @@ def _draw_window(draw: ImageDraw.ImageDraw, rng: np.random.Generator, box: Box) 
     if rng.random() < 0.5:  # a transom
         transom = y0 + (y1 - y0) / 3
         draw.rectangle((x0, transom - frame / 3, x1, transom + frame / 3), fill=MATERIAL_ID["window_frame"])
-    draw.rectangle((x0 - frame, y1, x1 + frame, y1 + frame), fill=MATERIAL_ID["window_frame"])  # the sill
+    sill = (x0 - frame, y1, x1 + frame, y1 + frame)
+    draw.rectangle(sill, fill=MATERIAL_ID["window_frame"])
+    return (sill[0], y0, sill[2], sill[3])
 
 
-def _draw_fixtures(draw: ImageDraw.ImageDraw, rng: np.random.Generator, layout: Layout, windows: list[Box]) -> list[Box]:
+def _draw_fixtures(
+    draw: ImageDraw.ImageDraw, rng: np.random.Generator, layout: Layout, windows: list[Box]
+) -> list[Box]:
     """A radiator under a window (with its pipe), a riser pipe, sockets and a switch; returns their boxes."""
     boxes = []
     radiator = _draw_radiator(draw, rng, layout, windows[0]) if rng.random() < 0.75 else None
@@ -365,7 +380,9 @@ def _draw_socket(draw: ImageDraw.ImageDraw, rng: np.random.Generator, layout: La
     return box
 
 
-def _draw_pictures(draw: ImageDraw.ImageDraw, rng: np.random.Generator, layout: Layout, occupied: list[Box]) -> list[Box]:
+def _draw_pictures(
+    draw: ImageDraw.ImageDraw, rng: np.random.Generator, layout: Layout, occupied: list[Box]
+) -> list[Box]:
     """One or two framed pictures or posters ('other') on free wall; returns their boxes."""
     boxes = []
     for _ in range(1 if rng.random() < 0.6 else 2):
@@ -384,7 +401,11 @@ def _draw_pictures(draw: ImageDraw.ImageDraw, rng: np.random.Generator, layout: 
 
 
 def _free_box(
-    rng: np.random.Generator, layout: Layout, size: tuple[float, float], y_range: tuple[float, float], occupied: list[Box]
+    rng: np.random.Generator,
+    layout: Layout,
+    size: tuple[float, float],
+    y_range: tuple[float, float],
+    occupied: list[Box],
 ) -> Box | None:
     """A box of `size` with its top in `y_range` that keeps clear of `occupied`, or None."""
     box_width, box_height = size
@@ -433,7 +454,9 @@ def _draw_door(draw: ImageDraw.ImageDraw, rng: np.random.Generator, layout: Layo
     row_height = (y1 - y0 - 2 * casing) / panel_rows
     for row in range(panel_rows):
         row_top = y0 + 2 * casing + row * row_height
-        draw.rectangle((panel_left, row_top + casing, panel_right, row_top + row_height - casing), fill=MATERIAL_ID["door_panel"])
+        draw.rectangle(
+            (panel_left, row_top + casing, panel_right, row_top + row_height - casing), fill=MATERIAL_ID["door_panel"]
+        )
     handle_y = y0 + 0.55 * (y1 - y0)
     draw.rectangle((x1 - 3 * casing, handle_y, x1 - 1.5 * casing, handle_y + casing), fill=MATERIAL_ID["door_handle"])
     occupied.append((x0, y0, x1, y1))
@@ -532,7 +555,9 @@ def _render(rng: np.random.Generator, material: np.ndarray) -> np.ndarray:
     streaks = _smooth_noise(rng, (height, width), cell=(64, 5))
     paint_share = np.clip(0.5 + 0.6 * streaks[patchy], 0.15, 0.85)[:, None]
     colour[patchy] = paint_share * palette[MATERIAL_ID["paint"]] + (1 - paint_share) * palette[MATERIAL_ID["plaster"]]
-    texture = _smooth_noise(rng, (height, width), cell=(48, 48)) + 0.5 * _smooth_noise(rng, (height, width), cell=(9, 9))
+    texture = _smooth_noise(rng, (height, width), cell=(48, 48)) + 0.5 * _smooth_noise(
+        rng, (height, width), cell=(9, 9)
+    )
     colour *= (1 + TEXTURE_STRENGTH[material] * texture)[..., None]
     colour *= _lighting(rng, height, width)[..., None]
     return colour
@@ -560,7 +585,11 @@ def _palette(rng: np.random.Generator) -> np.ndarray:
         "pipe": white * 0.95 if rng.random() < 0.6 else np.array([184.0, 115.0, 51.0]),  # copper
         "window_frame": white + 10 if rng.random() < 0.7 else wood,
         "glass": _hsv(rng.uniform(0.53, 0.6), rng.uniform(0.1, 0.35), rng.uniform(0.8, 0.97)),
-        "ladder": rng.uniform(160, 200) + rng.uniform(-4, 4, 3) if rng.random() < 0.6 else _hsv(rng.uniform(0.05, 0.12), 0.7, 0.85),
+        "ladder": (
+            rng.uniform(160, 200) + rng.uniform(-4, 4, 3)
+            if rng.random() < 0.6
+            else _hsv(rng.uniform(0.05, 0.12), 0.7, 0.85)
+        ),
         "furniture": furniture,
         "furniture_shade": furniture * 0.7,
         "door": door,
@@ -615,7 +644,9 @@ def _jagged_line(
     return points
 
 
-def _blob(rng: np.random.Generator, centre_x: float, centre_y: float, radius_x: float, radius_y: float) -> list[tuple[float, float]]:
+def _blob(
+    rng: np.random.Generator, centre_x: float, centre_y: float, radius_x: float, radius_y: float
+) -> list[tuple[float, float]]:
     """An irregular closed polygon around a centre."""
     radii = rng.uniform(0.7, 1.2, BLOB_CORNERS)
     return [(centre_x + radius_x * r * cos, centre_y + radius_y * r * sin) for r, (cos, sin) in zip(radii, UNIT_CIRCLE)]

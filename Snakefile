@@ -1,0 +1,26 @@
+# segbench workflow: every result regenerated from (data, checkpoints, config, code).
+# Thin on purpose: the rules call the `segbench` command; the DAG comes from segbench.plan.
+from snakemake.utils import min_version, validate
+
+
+min_version("9.0")
+
+
+configfile: "config/config.yaml"
+
+
+validate(config, "workflow/schemas/config.schema.json")
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/provenance.smk"
+include: "workflow/rules/audit.smk"
+include: "workflow/rules/inference.smk"
+include: "workflow/rules/scoring.smk"
+include: "workflow/rules/report.smk"
+
+
+rule all:
+    input:
+        leaderboard_outputs(),
+    default_target: True

@@ -1,0 +1,26 @@
+# The dataset audit: a failure stops the run before any inference, naming the report.
+
+
+rule audit:
+    input:
+        dataset=f"{R}/{{benchmark}}/dataset.json",
+        files=lambda w: bench(w).dataset_files(),
+        definition=definition_files,
+        code=CODE_AUDIT,
+    output:
+        json=f"{R}/{{benchmark}}/audit.json",
+        text=f"{R}/{{benchmark}}/audit.txt",
+    params:
+        data=lambda w: bench(w).data,
+        splits=lambda w: " ".join(f"--split {s}" for s in bench(w).splits),
+    log:
+        f"{R}/logs/audit/{{benchmark}}.log",
+    conda:
+        ENV
+    resources:
+        mem_mb=2000,
+    shell:
+        cli(
+            "audit --benchmark {wildcards.benchmark} --data {params.data} {params.splits} "
+            "--json {output.json} --text {output.text}"
+        )

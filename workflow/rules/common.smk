@@ -1,0 +1,92 @@
+# Shared by all rules: the plan (what to compute), paths, and which code each step depends on.
+from pathlib import Path
+
+from segbench.config import check_config
+from segbench.errors import SegbenchError
+from segbench.plan import Plan, dvc_file
+
+try:
+    check_config(config, "config")
+    PLAN = Plan(config)
+    PLAN.check_pinned_inputs()
+except SegbenchError as error:
+    raise WorkflowError(f"segbench: {error}") from None
+
+R = config["results"]
+ENV = "../../envs/segbench.yaml"
+INFERENCE = config["inference"]
+
+# A code change re-runs exactly the steps that use that code.
+SOURCE = "src/segbench"
+CODE_AUDIT = [f"{SOURCE}/audit.py", f"{SOURCE}/datasets/painting_vision.py", f"{SOURCE}/maskio.py"]
+CODE_INFERENCE = [f"{SOURCE}/inference.py", f"{SOURCE}/maskio.py"] + sorted(
+    str(p) for p in Path(f"{SOURCE}/models").glob("*.py")
+)
+CODE_SCORING = [f"{SOURCE}/scoring.py", f"{SOURCE}/confusion.py", f"{SOURCE}/countsio.py", f"{SOURCE}/maskio.py"]
+CODE_METRICS = [
+    f"{SOURCE}/metrics.py",
+    f"{SOURCE}/evaluation.py",
+    f"{SOURCE}/labels.py",
+    f"{SOURCE}/definitions.py",
+]
+CODE_SUBMISSION = [
+    f"{SOURCE}/submission.py",
+    "workflow/schemas/submission.schema.json",
+]
+CODE_REPORT = [f"{SOURCE}/leaderboard.py", f"{SOURCE}/table.py"]
+
+
+wildcard_constraints:
+    benchmark="[a-z0-9][a-z0-9-]*",
+    split="[A-Za-z0-9_-]+",
+    model="[A-Za-z0-9_.-]+",
+    shard=r"\d+",
+
+
+def bench(wildcards):
+    return PLAN.benchmarks[wildcards.benchmark]
+
+
+def definition_files(wildcards):
+    """The benchmark definition and the label spaces it uses."""
+    b = bench(wildcards).benchmark
+    return [str(b.source)] + [f"config/label_spaces/{s}.yaml" for s in b.spaces]
+
+
+def pin_slug(path):
+    return path.replace("/", "--")
+
+
+PINNED = {pin_slug(p): p for p in PLAN.pinned_paths()}
+
+
+def pinned(path):
+    """Wait for a DVC-pinned input to be restored (a no-op when it is on disk already)."""
+    if pin_slug(path) not in PINNED:
+        return []
+    return [checkpoints.pull_pinned.get(pin=pin_slug(path)).output[0]]
+
+
+def model_inputs(name):
+    """A model's files (file or folder) and its .dvc pin, so a re-pinned model re-runs its jobs."""
+    path = str(PLAN.model(name).path)
+    pin = [dvc_file(path)] if Path(dvc_file(path)).is_file() else []
+    return pinned(path) + [path] + pin
+
+
+def shard_files(wildcards, which):
+    frames = bench(wildcards).shard_frames(wildcards.split, int(wildcards.shard))
+    return [getattr(f, which) for f in frames]
+
+
+def shard_count(wildcards):
+    return len(bench(wildcards).shards(wildcards.split))
+
+
+def cli(arguments):
+    """The shell command of a rule: segbench, its output in the log, shown again on failure."""
+    return f"segbench {arguments} > {{log}} 2>&1 || (cat {{log}} >&2; exit 1)"
+
+
+def leaderboard_outputs():
+    return multiext(f"{R}/leaderboard", ".csv", ".md", ".json") + [f"{R}/metrics.json"]

@@ -1,0 +1,60 @@
+# Provenance: restore pinned inputs, identify the dataset bytes and each checkpoint.
+
+
+checkpoint pull_pinned:
+    input:
+        ancient(lambda w: dvc_file(PINNED[w.pin])),
+    output:
+        f"{R}/pinned/{{pin}}.json",
+    params:
+        path=lambda w: PINNED[w.pin],
+    log:
+        f"{R}/logs/pull_pinned/{{pin}}.log",
+    conda:
+        ENV
+    resources:
+        mem_mb=1000,
+    shell:
+        cli("pull {params.path} --out {output}")
+
+
+rule dataset_identity:
+    input:
+        pinned=lambda w: pinned(bench(w).data),
+        files=lambda w: bench(w).dataset_files(),
+        manifest=lambda w: [bench(w).manifest] if bench(w).manifest else [],
+        code=[f"{SOURCE}/provenance.py", f"{SOURCE}/datasets/painting_vision.py"],
+    output:
+        manifest=f"{R}/{{benchmark}}/manifest.json",
+        dataset=f"{R}/{{benchmark}}/dataset.json",
+    params:
+        data=lambda w: bench(w).data,
+        verify=lambda w: f"--verify {bench(w).manifest}" if bench(w).manifest else "",
+    log:
+        f"{R}/logs/dataset_identity/{{benchmark}}.log",
+    conda:
+        ENV
+    resources:
+        mem_mb=1000,
+    shell:
+        cli(
+            "manifest --benchmark {wildcards.benchmark} --data {params.data} {params.verify} "
+            "--out {output.manifest} --dataset-id-out {output.dataset}"
+        )
+
+
+rule checkpoint_identity:
+    input:
+        model=lambda w: model_inputs(w.model),
+    output:
+        f"{R}/{{benchmark}}/models/{{model}}/identity.json",
+    params:
+        model=lambda w: config["models"][w.model],
+    log:
+        f"{R}/logs/checkpoint_identity/{{benchmark}}/{{model}}.log",
+    conda:
+        ENV
+    resources:
+        mem_mb=1000,
+    shell:
+        cli("identify --benchmark {wildcards.benchmark} --model {wildcards.model} --out {output}")

@@ -1,0 +1,114 @@
+# Scoring: per-shard confusion counts, merged into metrics; the floor from ground truth alone.
+
+
+ruleorder: score_floor > score
+
+
+def predictions_input(wildcards):
+    """The masks to score: an inference shard, or a predictions-folder model's own files."""
+    spec = PLAN.model(wildcards.model)
+    if spec.kind == "predictions":
+        return model_inputs(wildcards.model)
+    return f"{R}/{wildcards.benchmark}/{wildcards.split}/{wildcards.model}/predictions/shard-{wildcards.shard}"
+
+
+def predictions_argument(wildcards, input):
+    spec = PLAN.model(wildcards.model)
+    return "" if spec.kind == "predictions" else f"--predictions {input.predictions}"
+
+
+rule score:
+    input:
+        audit=f"{R}/{{benchmark}}/audit.json",
+        predictions=predictions_input,
+        labels=lambda w: shard_files(w, "label"),
+        code=CODE_SCORING,
+    output:
+        f"{R}/{{benchmark}}/{{split}}/{{model}}/counts/shard-{{shard}}.parquet",
+    params:
+        data=lambda w: bench(w).data,
+        shard_size=config["shard_size"],
+        predictions=predictions_argument,
+        model=lambda w: config["models"][w.model],
+    log:
+        f"{R}/logs/score/{{benchmark}}/{{split}}/{{model}}/shard-{{shard}}.log",
+    conda:
+        ENV
+    threads: 2
+    resources:
+        mem_mb=1000,
+    shell:
+        cli(
+            "score --benchmark {wildcards.benchmark} --data {params.data} --split {wildcards.split} "
+            "--shard {wildcards.shard} --shard-size {params.shard_size} --model {wildcards.model} "
+            "{params.predictions} --out {output}"
+        )
+
+
+rule score_floor:
+    input:
+        audit=f"{R}/{{benchmark}}/audit.json",
+        labels=lambda w: shard_files(w, "label"),
+        code=CODE_SCORING,
+    output:
+        f"{R}/{{benchmark}}/{{split}}/floor/counts/shard-{{shard}}.parquet",
+    params:
+        data=lambda w: bench(w).data,
+        shard_size=config["shard_size"],
+    log:
+        f"{R}/logs/score_floor/{{benchmark}}/{{split}}/shard-{{shard}}.log",
+    conda:
+        ENV
+    threads: 2
+    resources:
+        mem_mb=1000,
+    shell:
+        cli(
+            "score --benchmark {wildcards.benchmark} --data {params.data} --split {wildcards.split} "
+            "--shard {wildcards.shard} --shard-size {params.shard_size} --floor --out {output}"
+        )
+
+
+rule metrics:
+    input:
+        counts=lambda w: expand(
+            f"{R}/{w.benchmark}/{w.split}/{w.model}/counts/shard-{{shard}}.parquet",
+            shard=bench(w).shards(w.split),
+        ),
+        definition=definition_files,
+        code=CODE_METRICS,
+    output:
+        f"{R}/{{benchmark}}/{{split}}/{{model}}/metrics.json",
+    log:
+        f"{R}/logs/metrics/{{benchmark}}/{{split}}/{{model}}.log",
+    conda:
+        ENV
+    resources:
+        mem_mb=2000,
+    shell:
+        cli("metrics --benchmark {wildcards.benchmark} --counts {input.counts} --out {output}")
+
+
+rule submission:
+    input:
+        metrics=f"{R}/{{benchmark}}/{{split}}/{{model}}/metrics.json",
+        floor=f"{R}/{{benchmark}}/{{split}}/floor/metrics.json",
+        identity=f"{R}/{{benchmark}}/models/{{model}}/identity.json",
+        dataset=f"{R}/{{benchmark}}/dataset.json",
+        code=CODE_SUBMISSION,
+    output:
+        f"{R}/{{benchmark}}/{{split}}/{{model}}/submission.json",
+    params:
+        model=lambda w: config["models"][w.model],
+    log:
+        f"{R}/logs/submission/{{benchmark}}/{{split}}/{{model}}.log",
+    conda:
+        ENV
+    resources:
+        mem_mb=1000,
+    shell:
+        cli(
+            "submit --benchmark {wildcards.benchmark} --model {wildcards.model} --metrics {input.metrics} "
+            "--floor-metrics {input.floor} --identity {input.identity} --dataset-id {input.dataset} "
+            "--out {output}"
+        )
