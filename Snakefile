@@ -2,7 +2,6 @@
 # Thin on purpose: the rules call the `segbench` command; the DAG comes from segbench.plan.
 from snakemake.utils import min_version, validate
 
-
 min_version("9.0")
 
 
@@ -21,6 +20,6 @@ include: "workflow/rules/report.smk"
 
 
 rule all:
+    default_target: True
     input:
         leaderboard_outputs(),
-    default_target: True

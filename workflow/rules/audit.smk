@@ -10,15 +10,15 @@ rule audit:
     output:
         json=f"{R}/{{benchmark}}/audit.json",
         text=f"{R}/{{benchmark}}/audit.txt",
-    params:
-        data=lambda w: bench(w).data,
-        splits=lambda w: " ".join(f"--split {s}" for s in bench(w).splits),
     log:
         f"{R}/logs/audit/{{benchmark}}.log",
     conda:
         ENV
     resources:
         mem_mb=2000,
+    params:
+        data=lambda w: bench(w).data,
+        splits=lambda w: " ".join(f"--split {s}" for s in bench(w).splits),
     shell:
         cli(
             "audit --benchmark {wildcards.benchmark} --data {params.data} {params.splits} "

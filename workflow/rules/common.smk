@@ -18,11 +18,20 @@ INFERENCE = config["inference"]
 
 # A code change re-runs exactly the steps that use that code.
 SOURCE = "src/segbench"
-CODE_AUDIT = [f"{SOURCE}/audit.py", f"{SOURCE}/datasets/painting_vision.py", f"{SOURCE}/maskio.py"]
+CODE_AUDIT = [
+    f"{SOURCE}/audit.py",
+    f"{SOURCE}/datasets/painting_vision.py",
+    f"{SOURCE}/maskio.py",
+]
 CODE_INFERENCE = [f"{SOURCE}/inference.py", f"{SOURCE}/maskio.py"] + sorted(
     str(p) for p in Path(f"{SOURCE}/models").glob("*.py")
 )
-CODE_SCORING = [f"{SOURCE}/scoring.py", f"{SOURCE}/confusion.py", f"{SOURCE}/countsio.py", f"{SOURCE}/maskio.py"]
+CODE_SCORING = [
+    f"{SOURCE}/scoring.py",
+    f"{SOURCE}/confusion.py",
+    f"{SOURCE}/countsio.py",
+    f"{SOURCE}/maskio.py",
+]
 CODE_METRICS = [
     f"{SOURCE}/metrics.py",
     f"{SOURCE}/evaluation.py",
@@ -54,7 +63,7 @@ def definition_files(wildcards):
 
 
 def pin_slug(path):
-    return path.replace("/", "--")
+    return "--".join(Path(path).parts)
 
 
 PINNED = {pin_slug(p): p for p in PLAN.pinned_paths()}
@@ -83,10 +92,25 @@ def shard_count(wildcards):
     return len(bench(wildcards).shards(wildcards.split))
 
 
+def predictions_input(wildcards):
+    """The masks to score: an inference shard, or a predictions-folder model's own files."""
+    spec = PLAN.model(wildcards.model)
+    if spec.kind == "predictions":
+        return model_inputs(wildcards.model)
+    return f"{R}/{wildcards.benchmark}/{wildcards.split}/{wildcards.model}/predictions/shard-{wildcards.shard}"
+
+
+def predictions_argument(wildcards, input):
+    spec = PLAN.model(wildcards.model)
+    return "" if spec.kind == "predictions" else f"--predictions {input.predictions}"
+
+
 def cli(arguments):
     """The shell command of a rule: segbench, its output in the log, shown again on failure."""
     return f"segbench {arguments} > {{log}} 2>&1 || (cat {{log}} >&2; exit 1)"
 
 
 def leaderboard_outputs():
-    return multiext(f"{R}/leaderboard", ".csv", ".md", ".json") + [f"{R}/metrics.json"]
+    return [f"{R}/leaderboard.{ext}" for ext in ("csv", "md", "json")] + [
+        config["metrics_file"]
+    ]

@@ -10,12 +10,6 @@ rule infer:
         code=CODE_INFERENCE,
     output:
         directory(f"{R}/{{benchmark}}/{{split}}/{{model}}/predictions/shard-{{shard}}"),
-    params:
-        data=lambda w: bench(w).data,
-        shard_size=config["shard_size"],
-        device=INFERENCE["device"],
-        batch_size=INFERENCE["batch_size"],
-        model=lambda w: config["models"][w.model],
     log:
         f"{R}/logs/infer/{{benchmark}}/{{split}}/{{model}}/shard-{{shard}}.log",
     conda:
@@ -24,6 +18,12 @@ rule infer:
     resources:
         mem_mb=4000,
         gpu=INFERENCE["gpu"],
+    params:
+        data=lambda w: bench(w).data,
+        shard_size=config["shard_size"],
+        device=INFERENCE["device"],
+        batch_size=INFERENCE["batch_size"],
+        model=lambda w: config["models"][w.model],
     shell:
         cli(
             "infer --benchmark {wildcards.benchmark} --data {params.data} --split {wildcards.split} "

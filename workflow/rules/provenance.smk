@@ -6,14 +6,14 @@ checkpoint pull_pinned:
         ancient(lambda w: dvc_file(PINNED[w.pin])),
     output:
         f"{R}/pinned/{{pin}}.json",
-    params:
-        path=lambda w: PINNED[w.pin],
     log:
         f"{R}/logs/pull_pinned/{{pin}}.log",
     conda:
         ENV
     resources:
         mem_mb=1000,
+    params:
+        path=lambda w: PINNED[w.pin],
     shell:
         cli("pull {params.path} --out {output}")
 
@@ -27,15 +27,15 @@ rule dataset_identity:
     output:
         manifest=f"{R}/{{benchmark}}/manifest.json",
         dataset=f"{R}/{{benchmark}}/dataset.json",
-    params:
-        data=lambda w: bench(w).data,
-        verify=lambda w: f"--verify {bench(w).manifest}" if bench(w).manifest else "",
     log:
         f"{R}/logs/dataset_identity/{{benchmark}}.log",
     conda:
         ENV
     resources:
         mem_mb=1000,
+    params:
+        data=lambda w: bench(w).data,
+        verify=lambda w: f"--verify {bench(w).manifest}" if bench(w).manifest else "",
     shell:
         cli(
             "manifest --benchmark {wildcards.benchmark} --data {params.data} {params.verify} "
@@ -48,13 +48,15 @@ rule checkpoint_identity:
         model=lambda w: model_inputs(w.model),
     output:
         f"{R}/{{benchmark}}/models/{{model}}/identity.json",
-    params:
-        model=lambda w: config["models"][w.model],
     log:
         f"{R}/logs/checkpoint_identity/{{benchmark}}/{{model}}.log",
     conda:
         ENV
     resources:
         mem_mb=1000,
+    params:
+        model=lambda w: config["models"][w.model],
     shell:
-        cli("identify --benchmark {wildcards.benchmark} --model {wildcards.model} --out {output}")
+        cli(
+            "identify --benchmark {wildcards.benchmark} --model {wildcards.model} --out {output}"
+        )

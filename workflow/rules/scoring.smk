@@ -4,19 +4,6 @@
 ruleorder: score_floor > score
 
 
-def predictions_input(wildcards):
-    """The masks to score: an inference shard, or a predictions-folder model's own files."""
-    spec = PLAN.model(wildcards.model)
-    if spec.kind == "predictions":
-        return model_inputs(wildcards.model)
-    return f"{R}/{wildcards.benchmark}/{wildcards.split}/{wildcards.model}/predictions/shard-{wildcards.shard}"
-
-
-def predictions_argument(wildcards, input):
-    spec = PLAN.model(wildcards.model)
-    return "" if spec.kind == "predictions" else f"--predictions {input.predictions}"
-
-
 rule score:
     input:
         audit=f"{R}/{{benchmark}}/audit.json",
@@ -25,11 +12,6 @@ rule score:
         code=CODE_SCORING,
     output:
         f"{R}/{{benchmark}}/{{split}}/{{model}}/counts/shard-{{shard}}.parquet",
-    params:
-        data=lambda w: bench(w).data,
-        shard_size=config["shard_size"],
-        predictions=predictions_argument,
-        model=lambda w: config["models"][w.model],
     log:
         f"{R}/logs/score/{{benchmark}}/{{split}}/{{model}}/shard-{{shard}}.log",
     conda:
@@ -37,6 +19,11 @@ rule score:
     threads: 2
     resources:
         mem_mb=1000,
+    params:
+        data=lambda w: bench(w).data,
+        shard_size=config["shard_size"],
+        predictions=predictions_argument,
+        model=lambda w: config["models"][w.model],
     shell:
         cli(
             "score --benchmark {wildcards.benchmark} --data {params.data} --split {wildcards.split} "
@@ -52,9 +39,6 @@ rule score_floor:
         code=CODE_SCORING,
     output:
         f"{R}/{{benchmark}}/{{split}}/floor/counts/shard-{{shard}}.parquet",
-    params:
-        data=lambda w: bench(w).data,
-        shard_size=config["shard_size"],
     log:
         f"{R}/logs/score_floor/{{benchmark}}/{{split}}/shard-{{shard}}.log",
     conda:
@@ -62,6 +46,9 @@ rule score_floor:
     threads: 2
     resources:
         mem_mb=1000,
+    params:
+        data=lambda w: bench(w).data,
+        shard_size=config["shard_size"],
     shell:
         cli(
             "score --benchmark {wildcards.benchmark} --data {params.data} --split {wildcards.split} "
@@ -86,7 +73,9 @@ rule metrics:
     resources:
         mem_mb=2000,
     shell:
-        cli("metrics --benchmark {wildcards.benchmark} --counts {input.counts} --out {output}")
+        cli(
+            "metrics --benchmark {wildcards.benchmark} --counts {input.counts} --out {output}"
+        )
 
 
 rule submission:
@@ -98,14 +87,14 @@ rule submission:
         code=CODE_SUBMISSION,
     output:
         f"{R}/{{benchmark}}/{{split}}/{{model}}/submission.json",
-    params:
-        model=lambda w: config["models"][w.model],
     log:
         f"{R}/logs/submission/{{benchmark}}/{{split}}/{{model}}.log",
     conda:
         ENV
     resources:
         mem_mb=1000,
+    params:
+        model=lambda w: config["models"][w.model],
     shell:
         cli(
             "submit --benchmark {wildcards.benchmark} --model {wildcards.model} --metrics {input.metrics} "

@@ -1,0 +1,35 @@
+# The two commands of the README:
+#   make run    set-up, then the whole embedded default through the workflow (snakemake)
+#   make test   set-up, then the test suite (format, lint, pytest incl. end-to-end workflow runs)
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+export PATH := $(abspath $(BIN)):$(PATH)
+
+.PHONY: setup run test oneshot clean
+
+$(BIN)/.installed: pyproject.toml envs/requirements.lock
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --disable-pip-version-check -r envs/requirements.lock
+	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
+	touch $@
+
+# Restore the DVC-pinned embedded default (data, checkpoints) from the in-repository remote.
+setup: $(BIN)/.installed
+	$(BIN)/dvc pull --quiet
+
+run: setup
+	$(BIN)/snakemake --cores 8
+	cat results/leaderboard.md
+
+oneshot: setup
+	$(BIN)/python benchmark.py --data data --checkpoint artifacts/best.pt --baseline segformer-ade \
+		--split test --dataset-manifest data_manifest.json --emit-submission submission.json
+
+test: setup
+	$(BIN)/snakefmt --check Snakefile workflow/rules
+	$(BIN)/snakemake --lint
+	$(BIN)/pytest -q
+
+clean:
+	rm -rf results build .snakemake submission*.json

@@ -1,0 +1,191 @@
+"""End-to-end runs of the workflow in a temporary copy of the repository.
+
+One copy goes through the sequence a maintainer lives through: a fresh run (restoring the pinned
+inputs with dvc), a no-op re-run, adding a model, a metric-code change, and a one-label change.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+pytestmark = pytest.mark.workflow
+
+
+def tracked_copy(target: Path) -> Path:
+    """The committed-or-staged files of the repository (as a clone would have), no data, no results."""
+    files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                           capture_output=True, check=True).stdout.decode().split("\0")
+    for name in filter(None, files):
+        source = ROOT / name
+        if source.is_file():
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target / name)
+    return target
+
+
+def run(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PATH=f"{BIN}:{os.environ['PATH']}", SEGBENCH_ROOT=str(repo))
+    done = subprocess.run(list(args), cwd=repo, env=env, capture_output=True, text=True)
+    if check and done.returncode != 0:
+        raise AssertionError(f"{' '.join(args)} failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-6000:]}")
+    return done
+
+
+def planned_jobs(repo: Path) -> dict[str, int]:
+    """Rule -> job count of a dry run ({} when there is nothing to do)."""
+    out = run(repo, "snakemake", "-n", "--quiet", "rules").stdout
+    jobs = {}
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[1].isdigit() and parts[0] not in ("total", "job"):
+            jobs[parts[0]] = int(parts[1])
+    return jobs
+
+
+def leaderboard(repo: Path) -> dict:
+    return json.loads((repo / "results" / "leaderboard.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory) -> Path:
+    return tracked_copy(tmp_path_factory.mktemp("repo"))
+
+
+@pytest.fixture(scope="module")
+def first_run(repo: Path) -> Path:
+    assert not (repo / "data").exists()  # restored by the workflow's pull rule, from the in-repo remote
+    run(repo, "snakemake", "--cores", "2")
+    return repo
+
+
+def test_full_run_restores_pinned_inputs_and_builds_the_table(first_run: Path):
+    board = leaderboard(first_run)
+    (group,) = board["groups"]
+    assert group["benchmark"] == "painting-vision" and group["split"] == "test"
+    assert [r["model"] for r in group["rows"]][-1] == "floor"
+    assert {r["model"] for r in group["rows"]} == {"best", "segformer-ade", "floor"}
+    assert all(r["beats_floor"] for r in group["rows"] if r["model"] != "floor")
+    manifest = json.loads((first_run / "data_manifest.json").read_text())
+    assert group["dataset_id"] == manifest["dataset_id"]
+    for suffix in (".csv", ".md"):
+        assert (first_run / "results" / f"leaderboard{suffix}").stat().st_size > 0
+    metrics = json.loads((first_run / "metrics.json").read_text())
+    assert set(metrics["painting-vision"]["test"]) == {"best", "segformer-ade", "floor"}
+
+
+def test_table_equals_the_one_shot_command(first_run: Path):
+    run(first_run, sys.executable, "benchmark.py", "--data", "data", "--checkpoint", "artifacts/best.pt",
+        "--baseline", "segformer-ade", "--split", "test", "--dataset-manifest", "data_manifest.json",
+        "--emit-submission", "submission.json")
+    for name, oneshot in (("best", "submission.json"), ("segformer-ade", "submission.segformer-ade.json")):
+        workflow = (first_run / "results" / "painting-vision" / "test" / name / "submission.json").read_bytes()
+        assert workflow == (first_run / oneshot).read_bytes()
+
+
+def test_no_op_rerun_does_nothing(first_run: Path):
+    assert planned_jobs(first_run) == {}
+    out = run(first_run, "snakemake", "--cores", "2")
+    assert "Nothing to be done" in out.stdout + out.stderr
+
+
+def test_adding_a_model_runs_only_its_jobs(first_run: Path):
+    config_path = first_run / "config" / "config.yaml"
+    config = yaml.safe_load(config_path.read_text())
+    config["models"]["best-320"] = dict(config["models"]["best"], inference_size=320)
+    config["benchmarks"]["painting-vision"]["models"].append("best-320")
+    config_path.write_text(yaml.safe_dump(config, sort_keys=False))
+    shards = 2  # 16 test frames in shards of 8
+    assert planned_jobs(first_run) == {
+        "checkpoint_identity": 1, "infer": shards, "score": shards, "metrics": 1, "submission": 1,
+        "leaderboard": 1, "all": 1,
+    }
+    run(first_run, "snakemake", "--cores", "2")
+    rows = leaderboard(first_run)["groups"][0]["rows"]
+    assert {r["model"] for r in rows} == {"best", "best-320", "segformer-ade", "floor"}
+
+
+def test_metric_code_change_rescores_without_inference(first_run: Path):
+    metrics_py = first_run / "src" / "segbench" / "metrics.py"
+    metrics_py.write_text(metrics_py.read_text() + "\n")
+    jobs = planned_jobs(first_run)
+    assert "infer" not in jobs and "score" not in jobs
+    assert jobs["metrics"] == 4  # three models and the floor
+    run(first_run, "snakemake", "--cores", "2")
+
+
+def test_one_label_change_changes_the_dataset_id_and_the_table(first_run: Path):
+    before = leaderboard(first_run)["groups"][0]
+    label = sorted((first_run / "data" / "labels").glob("*.png"))[-1]
+    from PIL import Image
+    import numpy as np
+
+    mask = np.array(Image.open(label))
+    mask[: mask.shape[0] // 2] = 8  # half the frame becomes window
+    Image.fromarray(mask).save(label)
+    # Unpinned bytes are refused, naming the file ...
+    failed = run(first_run, "snakemake", "--cores", "2", check=False)
+    assert failed.returncode != 0 and label.name in failed.stderr + failed.stdout
+    # ... until the maintainer re-pins the manifest.
+    run(first_run, "segbench", "manifest", "--data", "data", "--out", "data_manifest.json")
+    run(first_run, "snakemake", "--cores", "2")
+    after = leaderboard(first_run)["groups"][0]
+    assert after["dataset_id"] != before["dataset_id"]
+    assert after["rows"] != before["rows"]
+
+
+def test_config_errors_name_the_key(tmp_path: Path):
+    repo = tracked_copy(tmp_path)
+    config_path = repo / "config" / "config.yaml"
+    config = yaml.safe_load(config_path.read_text())
+    config["shard_size"] = "eight"
+    config_path.write_text(yaml.safe_dump(config))
+    out = run(repo, "snakemake", "-n", check=False)
+    assert out.returncode != 0 and "shard_size" in out.stderr
+
+    config["shard_size"] = 8
+    config["benchmarks"]["painting-vision"]["models"].append("nonexistent")
+    config_path.write_text(yaml.safe_dump(config))
+    out = run(repo, "snakemake", "-n", check=False)
+    assert out.returncode != 0 and "model 'nonexistent' is not defined" in out.stderr
+
+
+def test_missing_pin_says_which_and_how_to_fix(tmp_path: Path):
+    repo = tracked_copy(tmp_path)
+    (repo / "artifacts" / "best.pt.dvc").unlink()
+    out = run(repo, "snakemake", "-n", check=False)
+    assert out.returncode != 0
+    assert "artifacts/best.pt" in out.stderr and "dvc add" in out.stderr
+
+
+def test_unreachable_remote_says_which_and_how_to_fix(tmp_path: Path):
+    repo = tracked_copy(tmp_path)
+    shutil.rmtree(repo / "dvc-store")
+    out = run(repo, "snakemake", "--cores", "1", check=False)
+    assert out.returncode != 0
+    assert "dvc pull" in out.stderr and "dvc remote list" in out.stderr
+
+
+def test_failing_audit_stops_before_inference(tmp_path: Path, first_run: Path):
+    repo = tracked_copy(tmp_path)
+    shutil.copytree(first_run / "data", repo / "data")
+    lines = (repo / "data" / "frames.csv").read_text().splitlines()
+    first_test = next(i for i, line in enumerate(lines) if line.endswith(",test"))
+    test_wall = lines[first_test].split(",")[1]
+    lines[first_test] = lines[first_test].removesuffix(",test") + ",train"  # the wall now crosses splits
+    (repo / "data" / "frames.csv").write_text("\n".join(lines) + "\n")
+    run(repo, "segbench", "manifest", "--data", "data", "--out", "data_manifest.json")
+    out = run(repo, "snakemake", "--cores", "1", check=False)
+    assert out.returncode != 0
+    assert "results/painting-vision/audit.json" in out.stderr
+    assert test_wall in out.stderr
+    assert not (repo / "results" / "painting-vision" / "test").exists()  # no inference ran
