@@ -16,7 +16,7 @@ $(BIN)/.installed: pyproject.toml envs/requirements.lock
 
 # Restore the DVC-pinned embedded default (data, checkpoints) from the in-repository remote.
 setup: $(BIN)/.installed
-	$(BIN)/dvc pull --quiet
+	$(BIN)/dvc pull --quiet $$(git ls-files "*.dvc")
 
 run: setup
 	$(BIN)/snakemake --cores 8

@@ -1,14 +1,11 @@
 # segbench workflow: every result regenerated from (data, checkpoints, config, code).
 # Thin on purpose: the rules call the `segbench` command; the DAG comes from segbench.plan.
-from snakemake.utils import min_version, validate
+from snakemake.utils import min_version
 
 min_version("9.0")
 
 
 configfile: "config/config.yaml"
-
-
-validate(config, "workflow/schemas/config.schema.json")
 
 
 include: "workflow/rules/common.smk"

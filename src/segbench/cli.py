@@ -97,9 +97,10 @@ def cmd_submit(args: argparse.Namespace) -> None:
 
 
 def cmd_pull(args: argparse.Namespace) -> None:
-    pulled = pinning.restore(args.path)
-    steps.write_json(args.out, {"path": str(args.path), "pulled": pulled})
-    print(f"{args.path}: {'restored with dvc pull' if pulled else 'present'}")
+    pulled = pinning.restore(args.paths)
+    steps.write_json(args.out, {"paths": [str(p) for p in args.paths]})
+    for path in args.paths:
+        print(f"{path}: {'restored with dvc pull' if path in pulled else 'present'}")
 
 
 def cmd_leaderboard(args: argparse.Namespace) -> None:
@@ -175,8 +176,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, required=True)
     p.set_defaults(run=cmd_submit)
 
-    p = sub.add_parser("pull", help="restore a DVC-pinned input (dataset, checkpoint) if it is missing")
-    p.add_argument("path", type=Path)
+    p = sub.add_parser("pull", help="restore DVC-pinned inputs (datasets, checkpoints) that are missing")
+    p.add_argument("paths", type=Path, nargs="+")
     p.add_argument("--out", type=Path, required=True, help="marker JSON written when the path is present")
     p.set_defaults(run=cmd_pull)
 

@@ -32,6 +32,8 @@ def check_config(config: dict[str, Any], source: str | Path) -> dict[str, Any]:
     """Validate, fill defaults, and check the names the config refers to exist."""
     validate(config, "config", source)
     fill_defaults(config, load_schema("config"))
+    if "floor" in config["models"]:
+        raise SegbenchError(f"{source}: field 'models/floor': the name 'floor' is reserved for the floor predictor")
     for bench_name, bench in config["benchmarks"].items():
         if bench_name not in known_benchmarks():
             raise SegbenchError(

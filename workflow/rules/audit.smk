@@ -4,14 +4,14 @@
 rule audit:
     input:
         dataset=f"{R}/{{benchmark}}/dataset.json",
-        files=lambda w: bench(w).dataset_files(),
+        files=dataset_files,
         definition=definition_files,
         code=CODE_AUDIT,
     output:
         json=f"{R}/{{benchmark}}/audit.json",
         text=f"{R}/{{benchmark}}/audit.txt",
     log:
-        f"{R}/logs/audit/{{benchmark}}.log",
+        f"{LOGS}/audit/{{benchmark}}.log",
     conda:
         ENV
     resources:

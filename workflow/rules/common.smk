@@ -5,14 +5,17 @@ from segbench.config import check_config
 from segbench.errors import SegbenchError
 from segbench.plan import Plan, dvc_file
 
+# Validates against workflow/schemas/config.schema.json (naming the key and what was expected),
+# fills the schema's defaults, and checks that the benchmarks and models named exist.
 try:
-    check_config(config, "config")
+    check_config(config, "config/config.yaml")
     PLAN = Plan(config)
     PLAN.check_pinned_inputs()
 except SegbenchError as error:
     raise WorkflowError(f"segbench: {error}") from None
 
 R = config["results"]
+LOGS = config["logs"]  # outside results/, so the results hold only reproducible bytes
 ENV = "../../envs/segbench.yaml"
 INFERENCE = config["inference"]
 
@@ -62,18 +65,14 @@ def definition_files(wildcards):
     return [str(b.source)] + [f"config/label_spaces/{s}.yaml" for s in b.spaces]
 
 
-def pin_slug(path):
-    return "--".join(Path(path).parts)
-
-
-PINNED = {pin_slug(p): p for p in PLAN.pinned_paths()}
+PINNED = PLAN.pinned_paths()
 
 
 def pinned(path):
-    """Wait for a DVC-pinned input to be restored (a no-op when it is on disk already)."""
-    if pin_slug(path) not in PINNED:
+    """Wait for the DVC-pinned inputs to be restored (a no-op when they are on disk already)."""
+    if path not in PINNED:
         return []
-    return [checkpoints.pull_pinned.get(pin=pin_slug(path)).output[0]]
+    return [checkpoints.pull_pinned.get().output[0]]
 
 
 def model_inputs(name):
@@ -83,9 +82,17 @@ def model_inputs(name):
     return pinned(path) + [path] + pin
 
 
+def dataset_files(wildcards):
+    """Every file of the dataset, once its pinned copy is restored."""
+    b = bench(wildcards)
+    return pinned(b.data) + b.dataset_files()
+
+
 def shard_files(wildcards, which):
-    frames = bench(wildcards).shard_frames(wildcards.split, int(wildcards.shard))
-    return [getattr(f, which) for f in frames]
+    """The images or labels of one shard, once the pinned dataset is restored."""
+    b = bench(wildcards)
+    frames = b.shard_frames(wildcards.split, int(wildcards.shard))
+    return pinned(b.data) + [getattr(f, which) for f in frames]
 
 
 def shard_count(wildcards):

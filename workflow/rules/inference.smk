@@ -11,7 +11,7 @@ rule infer:
     output:
         directory(f"{R}/{{benchmark}}/{{split}}/{{model}}/predictions/shard-{{shard}}"),
     log:
-        f"{R}/logs/infer/{{benchmark}}/{{split}}/{{model}}/shard-{{shard}}.log",
+        f"{LOGS}/infer/{{benchmark}}/{{split}}/{{model}}/shard-{{shard}}.log",
     conda:
         ENV
     threads: 2

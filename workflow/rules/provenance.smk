@@ -3,32 +3,31 @@
 
 checkpoint pull_pinned:
     input:
-        ancient(lambda w: dvc_file(PINNED[w.pin])),
+        [ancient(dvc_file(path)) for path in PINNED],
     output:
-        f"{R}/pinned/{{pin}}.json",
+        f"{R}/pinned.json",
     log:
-        f"{R}/logs/pull_pinned/{{pin}}.log",
+        f"{LOGS}/pull_pinned.log",
     conda:
         ENV
     resources:
         mem_mb=1000,
     params:
-        path=lambda w: PINNED[w.pin],
+        paths=" ".join(PINNED),
     shell:
-        cli("pull {params.path} --out {output}")
+        cli("pull {params.paths} --out {output}")
 
 
 rule dataset_identity:
     input:
-        pinned=lambda w: pinned(bench(w).data),
-        files=lambda w: bench(w).dataset_files(),
+        files=dataset_files,
         manifest=lambda w: [bench(w).manifest] if bench(w).manifest else [],
         code=[f"{SOURCE}/provenance.py", f"{SOURCE}/datasets/painting_vision.py"],
     output:
         manifest=f"{R}/{{benchmark}}/manifest.json",
         dataset=f"{R}/{{benchmark}}/dataset.json",
     log:
-        f"{R}/logs/dataset_identity/{{benchmark}}.log",
+        f"{LOGS}/dataset_identity/{{benchmark}}.log",
     conda:
         ENV
     resources:
@@ -49,7 +48,7 @@ rule checkpoint_identity:
     output:
         f"{R}/{{benchmark}}/models/{{model}}/identity.json",
     log:
-        f"{R}/logs/checkpoint_identity/{{benchmark}}/{{model}}.log",
+        f"{LOGS}/checkpoint_identity/{{benchmark}}/{{model}}.log",
     conda:
         ENV
     resources:

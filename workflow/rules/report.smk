@@ -16,7 +16,7 @@ rule leaderboard:
         json=f"{R}/leaderboard.json",
         metrics=config["metrics_file"],
     log:
-        f"{R}/logs/leaderboard.log",
+        f"{LOGS}/leaderboard.log",
     conda:
         ENV
     resources:

@@ -1,9 +1,6 @@
 # Scoring: per-shard confusion counts, merged into metrics; the floor from ground truth alone.
 
 
-ruleorder: score_floor > score
-
-
 rule score:
     input:
         audit=f"{R}/{{benchmark}}/audit.json",
@@ -13,7 +10,9 @@ rule score:
     output:
         f"{R}/{{benchmark}}/{{split}}/{{model}}/counts/shard-{{shard}}.parquet",
     log:
-        f"{R}/logs/score/{{benchmark}}/{{split}}/{{model}}/shard-{{shard}}.log",
+        f"{LOGS}/score/{{benchmark}}/{{split}}/{{model}}/shard-{{shard}}.log",
+    wildcard_constraints:
+        model=r"(?!floor$)[A-Za-z0-9_.-]+",
     conda:
         ENV
     threads: 2
@@ -40,7 +39,7 @@ rule score_floor:
     output:
         f"{R}/{{benchmark}}/{{split}}/floor/counts/shard-{{shard}}.parquet",
     log:
-        f"{R}/logs/score_floor/{{benchmark}}/{{split}}/shard-{{shard}}.log",
+        f"{LOGS}/score_floor/{{benchmark}}/{{split}}/shard-{{shard}}.log",
     conda:
         ENV
     threads: 2
@@ -67,7 +66,7 @@ rule metrics:
     output:
         f"{R}/{{benchmark}}/{{split}}/{{model}}/metrics.json",
     log:
-        f"{R}/logs/metrics/{{benchmark}}/{{split}}/{{model}}.log",
+        f"{LOGS}/metrics/{{benchmark}}/{{split}}/{{model}}.log",
     conda:
         ENV
     resources:
@@ -88,7 +87,7 @@ rule submission:
     output:
         f"{R}/{{benchmark}}/{{split}}/{{model}}/submission.json",
     log:
-        f"{R}/logs/submission/{{benchmark}}/{{split}}/{{model}}.log",
+        f"{LOGS}/submission/{{benchmark}}/{{split}}/{{model}}.log",
     conda:
         ENV
     resources:

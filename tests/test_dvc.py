@@ -1,0 +1,41 @@
+"""`dvc repro` end to end in a fresh repository, and `dvc metrics diff` after a data change."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from test_workflow import run, tracked_copy
+
+pytestmark = pytest.mark.workflow
+GIT = ["git", "-c", "user.name=segbench-test", "-c", "user.email=test@segbench.invalid"]
+
+
+def test_dvc_repro_reproduces_results_and_metrics_diff_shows_a_label_change(tmp_path):
+    repo = tracked_copy(tmp_path)
+    pins = subprocess.run(["git", "ls-files", "*.dvc"], cwd=repo, capture_output=True, text=True, check=True).stdout.split()
+    run(repo, "dvc", "pull", "--quiet", *pins)
+    run(repo, "dvc", "repro")
+    lock = (repo / "dvc.lock").read_text()
+    assert "artifacts/best.pt" in lock and "results" in lock and "md5" in lock
+    shown = run(repo, "dvc", "metrics", "show").stdout
+    assert "painting-vision.test.best.shared_metrics.mIoU" in shown
+    run(repo, *GIT, "add", "-A")
+    run(repo, *GIT, "commit", "-qm", "results")
+
+    label = sorted((repo / "data" / "labels").glob("*.png"))[-1]  # a test-split frame
+    mask = np.array(Image.open(label))
+    mask[: mask.shape[0] // 2] = 8
+    Image.fromarray(mask).save(label)
+    run(repo, "dvc", "add", "--quiet", "data")
+    run(repo, "segbench", "manifest", "--data", "data", "--out", "data_manifest.json")
+    assert "data.dvc" in run(repo, "dvc", "status").stdout
+    run(repo, "dvc", "repro")
+    diff = run(repo, "dvc", "metrics", "diff", "--json").stdout
+    changed = json.loads(diff)["metrics.json"]
+    assert changed["painting-vision.test.best.shared_metrics.mIoU"]["diff"] != 0
+    assert changed["painting-vision.test.floor.shared_metrics.iou.window"]["diff"] > 0  # more window pixels
