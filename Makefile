@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: setup run test oneshot clean
+.PHONY: setup browser run test oneshot clean
 
 $(BIN)/.installed: pyproject.toml envs/requirements.lock
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -26,10 +26,14 @@ oneshot: setup
 	$(BIN)/python benchmark.py --data data --checkpoint artifacts/best.pt --baseline segformer-ade \
 		--split test --dataset-manifest data_manifest.json --emit-submission submission.json
 
-test: setup
+# Debian's chromium, for the headless-browser test of results/leaderboard.html.
+browser:
+	command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium)
+
+test: setup browser
 	$(BIN)/snakefmt --check Snakefile workflow/rules
 	$(BIN)/snakemake --lint
-	$(BIN)/pytest -q
+	SEGBENCH_REQUIRE_CHROMIUM=1 $(BIN)/pytest -q
 
 clean:
 	rm -rf results build .snakemake submission*.json

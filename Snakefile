@@ -13,6 +13,7 @@ include: "workflow/rules/provenance.smk"
 include: "workflow/rules/audit.smk"
 include: "workflow/rules/inference.smk"
 include: "workflow/rules/scoring.smk"
+include: "workflow/rules/plots.smk"
 include: "workflow/rules/report.smk"
 
 
@@ -20,3 +21,4 @@ rule all:
     default_target: True
     input:
         leaderboard_outputs(),
+        plot_outputs(),

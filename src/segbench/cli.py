@@ -115,6 +115,190 @@ def cmd_leaderboard(args: argparse.Namespace) -> None:
     print(leaderboard.to_markdown(groups))
 
 
+def cmd_results(args: argparse.Namespace) -> None:
+    records = [steps.read_json(p) for p in args.submissions]
+    floors = [steps.read_json(p) for p in args.floors]
+    groups = leaderboard.build(records, floors)
+    if args.metrics_out:
+        steps.write_json(args.metrics_out, leaderboard.headline_metrics(groups))
+    groups = leaderboard.attach_intervals(groups, [steps.read_json(p) for p in args.uncertainty])
+    flat = leaderboard.flat_groups(groups)
+    steps.write_text(args.out.with_suffix(".csv"), leaderboard.to_csv(flat))
+    steps.write_text(args.out.with_suffix(".md"), leaderboard.to_markdown_with_intervals(groups))
+    steps.write_json(args.out.with_suffix(".json"), {"groups": groups})
+    steps.write_text(args.out.with_suffix(".html"), leaderboard.to_html(groups))
+    print(leaderboard.to_markdown_with_intervals(groups))
+
+
+# --- uncertainty, plots, overlays (from stored counts; nothing is re-scored) -------------------
+
+
+def read_subject(benchmark, paths, name=None):
+    """Merged shard counts as a bootstrap/plot subject; None when no paths are given."""
+    from .bootstrap import Subject
+
+    if not paths:
+        return None
+    counts, meta, space = steps.merge_counts(benchmark, paths)
+    return Subject(name or meta["model"]["name"], counts, space)
+
+
+def read_groups(benchmark, manifest: Path) -> dict[str, str]:
+    """frame_id -> group id (wall, drive, user) from the dataset manifest."""
+    document = steps.read_json(manifest)
+    return {f["frame_id"]: f[benchmark.group_key] for f in document["frames"]}
+
+
+def read_counts_meta(path: Path) -> dict:
+    from .countsio import read_counts
+
+    return read_counts(path)[1]
+
+
+def comparison_subjects(benchmark, args) -> dict:
+    return {"model": read_subject(benchmark, args.counts), "baseline": read_subject(benchmark, args.baseline_counts),
+            "floor": read_subject(benchmark, args.floor_counts)}
+
+
+def write_rows(path: Path, rows: list[dict]) -> None:
+    import csv
+    import io
+
+    out = io.StringIO()
+    names = list(dict.fromkeys(k for row in rows for k in row))
+    writer = csv.DictWriter(out, fieldnames=names, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows({k: "" if row.get(k) is None else row.get(k) for k in names} for row in rows)
+    steps.write_text(path, out.getvalue())
+
+
+def cmd_uncertainty(args: argparse.Namespace) -> None:
+    from .bootstrap import bootstrap
+
+    benchmark = load_benchmark(args.benchmark)
+    subjects = comparison_subjects(benchmark, args)
+    others = {"baseline": subjects["baseline"], "floor": subjects["floor"]}
+    document = bootstrap(benchmark, subjects["model"], read_groups(benchmark, args.manifest), args.resamples,
+                         args.seed, others)
+    document = {"benchmark": benchmark.name, "split": read_counts_meta(args.counts[0])["split"], **document}
+    steps.write_json(args.out, document)
+    print(f"{len(document['intervals'])} intervals over {document['groups']} {benchmark.group_key} groups")
+
+
+def cmd_plot_iou(args: argparse.Namespace) -> None:
+    from . import plots
+
+    benchmark = load_benchmark(args.benchmark)
+    report = next((r for r in benchmark.reports if r.key == args.report), None)
+    if report is None:
+        raise SegbenchError(f"benchmark '{benchmark.name}' has no report '{args.report}'")
+    subjects = comparison_subjects(benchmark, args)
+    rows = plots.iou_rows(benchmark, report, subjects)
+    title = f"{benchmark.title}: per-class IoU in {report.space.name} ({report.key})"
+    if any(r["role"] == "model" for r in rows):
+        plots.render_iou(report, rows, title, args.png)
+    else:
+        plots.render_not_applicable("iou", title, f"report '{report.key}' does not apply to model "
+                                    f"'{subjects['model'].name}' ({subjects['model'].space.name})", args.png)
+    split = read_counts_meta(args.counts[0])["split"]
+    write_rows(args.csv, [{"series": f"{benchmark.name}/{split}/{r['model']}/{report.key}/{r['class']}",
+                           "benchmark": benchmark.name, "split": split, "report": report.key, **r} for r in rows])
+
+
+def cmd_plot_confusion(args: argparse.Namespace) -> None:
+    from . import plots
+
+    benchmark = load_benchmark(args.benchmark)
+    subject = read_subject(benchmark, args.counts)
+    if args.space == "ground-truth":
+        space = benchmark.ground_truth
+    else:
+        report = next((r for r in benchmark.reports if r.key == args.space), None)
+        if report is None:
+            raise SegbenchError(f"benchmark '{benchmark.name}' has no report '{args.space}' (nor is it 'ground-truth')")
+        space = report.space
+    confusion = plots.confusion_in(benchmark, space, subject)
+    title = f"{subject.name}: confusion in {space.name} (rows normalised)"
+    plots.render_confusion(confusion, title, args.png)
+    split = read_counts_meta(args.counts[0])["split"]
+    matrix = f"{benchmark.name}/{split}/{subject.name}/{args.space}"
+    rows = [{"matrix": matrix, **r} for r in plots.confusion_rows(confusion)]
+    write_rows(args.csv, rows)
+
+
+def cmd_plot_fraction(args: argparse.Namespace) -> None:
+    from . import plots
+
+    benchmark = load_benchmark(args.benchmark)
+    found = [(r, m) for r, m in plots.fraction_specs(benchmark) if f"{r.key}.{m.key}" == args.metric]
+    if not found:
+        raise SegbenchError(f"benchmark '{benchmark.name}' has no fraction_mae metric '{args.metric}'")
+    report, spec = found[0]
+    subjects = comparison_subjects(benchmark, args)
+    series = {}
+    for role in ("model", "baseline"):
+        subject = subjects[role]
+        points = None if subject is None else plots.fraction_points(benchmark, report, spec, subject)
+        if points is not None:
+            series[role] = (subject.name, points[1], points[2])
+    title = f"{benchmark.title}: {spec.key} per frame"
+    if "model" in series:
+        plots.render_fraction(series, spec, title, args.png)
+    else:
+        plots.render_not_applicable("fraction", title, f"'{args.metric}' does not apply to model "
+                                    f"'{subjects['model'].name}' ({subjects['model'].space.name})", args.png)
+
+
+def cmd_overlays(args: argparse.Namespace) -> None:
+    import numpy as np
+
+    from . import overlays
+    from .maskio import read_mask, read_rgb
+    from .scoring import evaluated_masks, read_prediction
+
+    benchmark = load_benchmark(args.benchmark)
+    subject = read_subject(benchmark, args.counts)
+    frames = {f.frame_id: f for f in steps.frames_of_split(benchmark, args.data, args.split)}
+    report = overlays.ranking_report(benchmark, subject)
+    worst, best = overlays.pick(overlays.frame_scores(benchmark, report, subject), args.frames)
+    chosen = []
+    for kind, picked in (("worst", worst), ("best", best)):
+        for rank in range(1, args.frames + 1):
+            path = args.out_dir / f"{kind}-{rank}.png"
+            if rank > len(picked):
+                from .plots import render_not_applicable
+
+                render_not_applicable("iou", f"{subject.name}: {kind} #{rank}", "not enough frames", path)
+                continue
+            score = picked[rank - 1]
+            frame = frames[score.frame_id]
+            found = [d / frame.prediction for d in args.predictions if (d / frame.prediction).is_file()]
+            if not found:
+                raise SegbenchError(f"no prediction for frame {frame.frame_id} in {[str(d) for d in args.predictions]}")
+            gt, pred = evaluated_masks(read_mask(frame.label), read_prediction(found[0]), benchmark.evaluation_size,
+                                       found[0])
+            image = read_rgb(frame.image)
+            caption = overlays.caption(kind, rank, subject, score, report, frame.group_id)
+            overlays.render(overlays.panels(benchmark, report, subject, np.asarray(image), gt, pred), caption,
+                            overlays.legend_of(benchmark, gt), path)
+            chosen.append({"kind": kind, "rank": rank, "file": path.name, "frame_id": score.frame_id,
+                           benchmark.group_key: frame.group_id, "miou": score.miou,
+                           "pixel_accuracy": score.pixel_accuracy, "pixels": score.pixels, "space": report.space.name})
+    steps.write_json(args.out_dir / "frames.json", {"model": subject.name, "frames": chosen})
+
+
+def cmd_plot_data(args: argparse.Namespace) -> None:
+    import csv
+
+    for sources, out, keep in ((args.iou, args.iou_out, lambda row: row["role"] == "model"),
+                               (args.confusion, args.confusion_out, lambda row: True)):
+        rows: list[dict] = []
+        for path in sources:
+            with open(path, newline="") as handle:
+                rows.extend(row for row in csv.DictReader(handle) if keep(row))
+        write_rows(out, rows)
+
+
 def parser() -> argparse.ArgumentParser:
     root = argparse.ArgumentParser(prog="segbench", description=__doc__)
     root.add_argument("--version", action="version", version=f"segbench {__version__}")
@@ -187,6 +371,66 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, required=True, help="stem: writes STEM.csv, STEM.md and STEM.json")
     p.add_argument("--metrics-out", type=Path, help="small headline-metrics JSON for `dvc metrics`")
     p.set_defaults(run=cmd_leaderboard)
+
+    p = sub.add_parser("results", help="the leaderboard with bootstrap intervals: STEM.{csv,md,json,html}")
+    p.add_argument("--submissions", type=Path, nargs="+", required=True)
+    p.add_argument("--floors", type=Path, nargs="+", required=True, help="the floor's metrics.json per split")
+    p.add_argument("--uncertainty", type=Path, nargs="*", default=[], help="uncertainty.json of models and floors")
+    p.add_argument("--out", type=Path, required=True, help="stem: writes STEM.csv, .md, .json and .html")
+    p.add_argument("--metrics-out", type=Path, help="small headline-metrics JSON for `dvc metrics`")
+    p.set_defaults(run=cmd_results)
+
+    def add_comparison(p: argparse.ArgumentParser) -> None:
+        add_benchmark(p)
+        p.add_argument("--counts", type=Path, nargs="+", required=True, help="the model's shard counts")
+        p.add_argument("--baseline-counts", type=Path, nargs="*", default=[], help="the baseline's shard counts")
+        p.add_argument("--floor-counts", type=Path, nargs="*", default=[], help="the floor's shard counts")
+
+    p = sub.add_parser("uncertainty", help="bootstrap intervals over groups, paired comparisons with baseline and floor")
+    add_comparison(p)
+    p.add_argument("--manifest", type=Path, required=True, help="the dataset manifest (frame -> group)")
+    p.add_argument("--resamples", type=int, default=1000)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", type=Path, required=True)
+    p.set_defaults(run=cmd_uncertainty)
+
+    p = sub.add_parser("plot-iou", help="per-class IoU bars of a report: model, baseline, floor")
+    add_comparison(p)
+    p.add_argument("--report", required=True, help="report key")
+    p.add_argument("--png", type=Path, required=True)
+    p.add_argument("--csv", type=Path, required=True)
+    p.set_defaults(run=cmd_plot_iou)
+
+    p = sub.add_parser("plot-confusion", help="row-normalised confusion heatmap in a label space")
+    add_benchmark(p)
+    p.add_argument("--counts", type=Path, nargs="+", required=True)
+    p.add_argument("--space", required=True, help="'ground-truth' or a report key")
+    p.add_argument("--png", type=Path, required=True)
+    p.add_argument("--csv", type=Path, required=True)
+    p.set_defaults(run=cmd_plot_confusion)
+
+    p = sub.add_parser("plot-fraction", help="per-frame predicted vs ground-truth fraction of a fraction_mae metric")
+    add_comparison(p)
+    p.add_argument("--metric", required=True, help="REPORT.METRIC of a fraction_mae metric")
+    p.add_argument("--png", type=Path, required=True)
+    p.set_defaults(run=cmd_plot_fraction)
+
+    p = sub.add_parser("overlays", help="worst and best frames: image | ground truth | prediction | error")
+    add_benchmark(p)
+    p.add_argument("--data", type=Path, required=True)
+    p.add_argument("--split", required=True)
+    p.add_argument("--counts", type=Path, nargs="+", required=True)
+    p.add_argument("--predictions", type=Path, nargs="+", required=True, help="folders holding the predicted masks")
+    p.add_argument("--frames", type=int, default=2, help="how many worst and best frames")
+    p.add_argument("--out-dir", type=Path, required=True)
+    p.set_defaults(run=cmd_overlays)
+
+    p = sub.add_parser("plot-data", help="gather per-model plot data into the files dvc plots reads")
+    p.add_argument("--iou", type=Path, nargs="+", required=True)
+    p.add_argument("--confusion", type=Path, nargs="+", required=True)
+    p.add_argument("--iou-out", type=Path, required=True)
+    p.add_argument("--confusion-out", type=Path, required=True)
+    p.set_defaults(run=cmd_plot_data)
     return root
 
 

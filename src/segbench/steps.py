@@ -20,7 +20,6 @@ from .definitions import Benchmark
 from .errors import SegbenchError
 from .evaluation import evaluate
 from .labels import LabelSpace
-from .models import load_model, output_space
 from .scoring import check_prediction_folder, score_constant, score_predictions
 from .provenance import atomic_write_text
 from .submission import ModelIdentity, build_record, write_record
@@ -91,8 +90,15 @@ def run_audit(
     return report
 
 
+def model_space(spec: ModelSpec, benchmark: Benchmark) -> LabelSpace:
+    """The label space a model predicts in (imports torch: only steps that need a model call it)."""
+    from .models import output_space
+
+    return output_space(spec.kind, spec.path, benchmark, spec.label_space)
+
+
 def model_identity(spec: ModelSpec, benchmark: Benchmark) -> ModelIdentity:
-    space = output_space(spec.kind, spec.path, benchmark, spec.label_space)
+    space = model_space(spec, benchmark)
     return ModelIdentity(spec.name, spec.kind, space.name, provenance.checkpoint_sha256(spec.path))
 
 
@@ -101,6 +107,7 @@ def infer(
 ) -> None:
     """Predicted masks for `frames` in `out_dir`, at ground-truth size, in the model's label space."""
     from .inference import run_inference
+    from .models import load_model
 
     if spec.kind == "predictions":
         raise SegbenchError(f"model '{spec.name}' is a predictions folder: it has no inference step")
@@ -117,7 +124,7 @@ def score(
         counts = score_constant(frames, benchmark.floor_class, space)
         model = {"name": "floor", "kind": "floor", "label_space": {"name": space.name, "classes": space.names}}
     else:
-        space = output_space(spec.kind, spec.path, benchmark, spec.label_space)
+        space = model_space(spec, benchmark)
         folder = predictions if predictions is not None else spec.path
         counts = score_predictions(frames, folder, benchmark.ground_truth, space)
         model = {"name": spec.name, "kind": spec.kind, "label_space": {"name": space.name, "classes": space.names}}

@@ -1,4 +1,5 @@
-# The results table over every (benchmark, model, split), grouped by comparability triple.
+# The results table over every (benchmark, model, split), grouped by comparability triple, with
+# the bootstrap intervals beside the spec's fields; also as a static, sortable HTML page.
 
 
 rule leaderboard:
@@ -9,11 +10,18 @@ rule leaderboard:
         floors=sorted(
             {f"{R}/{b}/{s}/floor/metrics.json" for b, s, _ in PLAN.evaluations()}
         ),
+        uncertainty=uncertainty_files(),
         code=CODE_REPORT,
     output:
         csv=f"{R}/leaderboard.csv",
         md=f"{R}/leaderboard.md",
         json=f"{R}/leaderboard.json",
+        html=report(
+            f"{R}/leaderboard.html",
+            caption="../report/leaderboard.rst",
+            category="Leaderboard",
+            labels={"table": "leaderboard"},
+        ),
         metrics=config["metrics_file"],
     log:
         f"{LOGS}/leaderboard.log",
@@ -25,6 +33,6 @@ rule leaderboard:
         stem=lambda w, output: Path(output.csv).with_suffix(""),
     shell:
         cli(
-            "leaderboard --submissions {input.submissions} --floors {input.floors} "
-            "--out {params.stem} --metrics-out {output.metrics}"
+            "results --submissions {input.submissions} --floors {input.floors} "
+            "--uncertainty {input.uncertainty} --out {params.stem} --metrics-out {output.metrics}"
         )

@@ -1,0 +1,195 @@
+"""The bootstrap over groups, against an independent straightforward implementation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from segbench.bootstrap import Subject, bootstrap, resample_weights
+from segbench.confusion import FrameCounts
+from segbench.definitions import load_benchmark
+from segbench.errors import SegbenchError
+from segbench.evaluation import evaluate
+
+PV = load_benchmark("painting-vision")
+TEN = PV.ground_truth
+TIER1 = {0: 0, 1: 1, 2: 1, 3: 1, 4: 0, 5: 0, 6: 0, 7: 0, 8: 2, 9: 0}  # 10-class id -> other/wall/window
+
+
+def frame(cells: dict[tuple[int, int], int]) -> np.ndarray:
+    hist = np.zeros((256, 256), dtype=np.int64)
+    for (g, p), n in cells.items():
+        hist[g, p] = n
+    return hist
+
+
+# Three walls, five frames: (frame id, wall, {(gt raw, pred raw): pixels}); 255 is void.
+FRAMES = [
+    ("w1_a", "w1", {(1, 1): 50, (1, 2): 10, (8, 8): 20, (0, 0): 15, (255, 0): 5}),
+    ("w1_b", "w1", {(2, 2): 40, (2, 1): 5, (0, 8): 10, (8, 8): 5}),
+    ("w2_a", "w2", {(2, 2): 30, (2, 0): 30, (0, 0): 40}),
+    ("w3_a", "w3", {(1, 1): 10, (8, 0): 25, (0, 0): 60, (9, 9): 5}),
+    ("w3_b", "w3", {(2, 1): 20, (2, 2): 20, (8, 8): 30, (255, 255): 9}),
+]
+GROUPS = {f: w for f, w, _ in FRAMES}
+
+
+def counts(frames=FRAMES) -> FrameCounts:
+    return FrameCounts.from_histograms([f for f, _, _ in frames], [frame(c) for _, _, c in frames])
+
+
+def reference_metrics(hists: list[np.ndarray]) -> dict[str, float]:
+    """Tier-1 mIoU (classes present in GT), window precision/recall, painted-coverage MAE and the
+    10-class mIoU, written out by hand from raw histograms."""
+    total = sum(hists)
+    tier = np.zeros((3, 3))
+    ten = np.zeros((10, 10))
+    for g in range(10):
+        for p in range(10):
+            tier[TIER1[g], TIER1[p]] += total[g, p]
+            ten[g, p] += total[g, p]
+
+    def miou(cm):
+        values = []
+        for c in range(len(cm)):
+            if cm[c].sum() > 0:
+                values.append(cm[c, c] / (cm[c].sum() + cm[:, c].sum() - cm[c, c]))
+        return float(np.mean(values))
+
+    precision = tier[2, 2] / tier[:, 2].sum() if tier[:, 2].sum() else float("nan")
+    recall = tier[2, 2] / tier[2].sum() if tier[2].sum() else float("nan")
+    errors = []
+    for h in hists:
+        gt_un, gt_p = h[1, :10].sum(), h[2, :10].sum()
+        if gt_un + gt_p == 0:
+            continue
+        gt_frac = gt_p / (gt_un + gt_p)
+        valid = h[:10, :10]  # void ground truth excluded
+        pred_un, pred_p = valid[:, 1].sum(), valid[:, 2].sum()
+        pred_frac = pred_p / (pred_un + pred_p) if pred_un + pred_p else 0.0
+        errors.append(abs(pred_frac - gt_frac))
+    return {
+        "shared_metrics.mIoU": miou(tier),
+        "shared_metrics.window_precision": precision,
+        "shared_metrics.window_recall": recall,
+        "paint_state_metrics.painted_coverage_mae": float(np.mean(errors)),
+        "paint_state_metrics.mIoU_full_10class": miou(ten),
+    }
+
+
+def reference_bootstrap(frames, resamples: int, seed: int) -> dict[str, np.ndarray]:
+    """The obvious loop: draw wall indices, gather those walls' frames, recompute."""
+    walls = sorted({w for _, w, _ in frames})
+    draws = np.random.default_rng(seed).integers(0, len(walls), size=(resamples, len(walls)))
+    out: dict[str, list[float]] = {}
+    for row in draws:
+        hists = [frame(c) for i in row for _, w, c in frames if w == walls[i]]
+        for k, v in reference_metrics(hists).items():
+            out.setdefault(k, []).append(v)
+    return {k: np.array(v) for k, v in out.items()}
+
+
+def test_point_values_are_the_reported_metrics():
+    doc = bootstrap(PV, Subject("m", counts(), TEN), GROUPS, resamples=5, seed=0)
+    results = evaluate(PV, counts(), TEN)
+    reference = reference_metrics([frame(c) for _, _, c in FRAMES])
+    for key, interval in doc["intervals"].items():
+        report, metric = key.split(".")
+        assert interval["value"] == pytest.approx(results[report][metric])
+        assert interval["value"] == pytest.approx(reference[key])
+    assert doc["groups"] == 3 and doc["frames"] == 5 and doc["group_key"] == "wall_id"
+
+
+def test_hand_checked_point_value():
+    # Tier 1 totals, checked by hand:
+    # gt wall row: (1,1)50+10 (1,2)->wall, (2,2)40 (2,1)5, (2,2)30 (2,0)30->other, (1,1)10, (2,1)20 (2,2)20
+    # => wall->wall 185, wall->other 30; window: 20+5+30 = 55 correct, 25 -> other;
+    # other: 15+40+60+5(obstacle) = 120 correct, 10 -> window. Void (255) dropped.
+    cm = np.array([[120, 0, 10], [30, 185, 0], [25, 0, 55]])
+    ious = [cm[c, c] / (cm[c].sum() + cm[:, c].sum() - cm[c, c]) for c in range(3)]
+    doc = bootstrap(PV, Subject("m", counts(), TEN), GROUPS, resamples=5, seed=0)
+    assert doc["intervals"]["shared_metrics.mIoU"]["value"] == pytest.approx(np.mean(ious))
+    assert doc["intervals"]["shared_metrics.window_precision"]["value"] == pytest.approx(55 / 65)
+
+
+@pytest.mark.parametrize("seed", [0, 7])
+def test_intervals_match_an_independent_implementation(seed):
+    resamples = 40
+    doc = bootstrap(PV, Subject("m", counts(), TEN), GROUPS, resamples=resamples, seed=seed)
+    reference = reference_bootstrap(FRAMES, resamples, seed)
+    for key, values in reference.items():
+        defined = values[~np.isnan(values)]
+        low, high = np.percentile(defined, [2.5, 97.5])
+        assert doc["intervals"][key]["low"] == pytest.approx(low), key
+        assert doc["intervals"][key]["high"] == pytest.approx(high), key
+        assert doc["intervals"][key]["undefined_resamples"] == int(np.isnan(values).sum())
+        assert doc["intervals"][key]["low"] <= doc["intervals"][key]["value"] + 1e-12 or key.endswith("mae")
+
+
+def test_seeded_and_reproducible():
+    a = bootstrap(PV, Subject("m", counts(), TEN), GROUPS, resamples=30, seed=3)
+    b = bootstrap(PV, Subject("m", counts(), TEN), GROUPS, resamples=30, seed=3)
+    c = bootstrap(PV, Subject("m", counts(), TEN), GROUPS, resamples=30, seed=4)
+    assert a == b
+    assert a["intervals"] != c["intervals"]
+
+
+def test_identical_walls_collapse_the_interval_to_the_point():
+    cells = FRAMES[0][2]
+    same = [(f"w{i}_a", f"w{i}", cells) for i in range(4)]
+    doc = bootstrap(PV, Subject("m", counts(same), TEN), {f: w for f, w, _ in same}, resamples=50, seed=1)
+    for key, interval in doc["intervals"].items():
+        if interval["value"] is not None:
+            assert interval["low"] == pytest.approx(interval["value"]) == pytest.approx(interval["high"]), key
+
+
+def test_weights_resample_whole_groups():
+    weights = resample_weights(groups=3, resamples=1000, seed=0)
+    assert weights.shape == (1000, 3) and (weights.sum(axis=1) == 3).all()
+    draws = np.random.default_rng(0).integers(0, 3, size=(1000, 3))
+    assert (weights == np.stack([np.bincount(r, minlength=3) for r in draws])).all()
+
+
+def floored(frames=FRAMES) -> list:
+    """The all-other predictor (raw 0 everywhere) on the same frames."""
+    out = []
+    for f, w, cells in frames:
+        merged: dict[tuple[int, int], int] = {}
+        for (g, _), n in cells.items():
+            merged[(g, 0)] = merged.get((g, 0), 0) + n
+        out.append((f, w, merged))
+    return out
+
+
+def test_paired_comparison_uses_the_same_walls():
+    resamples, seed = 60, 2
+    floor = counts(floored())
+    doc = bootstrap(PV, Subject("m", counts(), TEN), GROUPS, resamples=resamples, seed=seed,
+                    others={"floor": Subject("floor", floor, TEN), "baseline": None})
+    assert doc["comparisons"]["baseline"] is None
+    comparison = doc["comparisons"]["floor"]
+    assert comparison["against"] == "floor"
+    model = reference_bootstrap(FRAMES, resamples, seed)
+    other = reference_bootstrap(floored(), resamples, seed)
+    difference = model["shared_metrics.mIoU"] - other["shared_metrics.mIoU"]
+    low, high = np.percentile(difference, [2.5, 97.5])
+    entry = comparison["metrics"]["shared_metrics.mIoU"]
+    assert entry["low"] == pytest.approx(low) and entry["high"] == pytest.approx(high)
+    assert entry["difference"] == pytest.approx(entry["value"] - entry["other"])
+    assert entry["excludes_zero"] == bool(low > 0 or high < 0)
+    # The model is better than the floor on every wall: every resample's difference is positive.
+    assert entry["excludes_zero"] and low > 0
+
+
+def test_a_model_compared_with_itself_differs_by_exactly_zero():
+    doc = bootstrap(PV, Subject("m", counts(), TEN), GROUPS, resamples=20, seed=0,
+                    others={"baseline": Subject("m2", counts(), TEN)})
+    for entry in doc["comparisons"]["baseline"]["metrics"].values():
+        if entry["difference"] is not None:
+            assert entry["difference"] == 0 and entry["low"] == 0 and entry["high"] == 0
+            assert entry["excludes_zero"] is False
+
+
+def test_a_frame_without_a_group_is_refused():
+    with pytest.raises(SegbenchError, match="no group"):
+        bootstrap(PV, Subject("m", counts(), TEN), {"w1_a": "w1"}, resamples=5, seed=0)
