@@ -18,6 +18,12 @@ R = config["results"]
 LOGS = config["logs"]  # outside results/, so the results hold only reproducible bytes
 ENV = "../../envs/segbench.yaml"
 INFERENCE = config["inference"]
+# GPUs for inference jobs only when the config asks for them (gpu_model then narrows the request).
+INFERENCE_GPU = {"gpu": INFERENCE["gpu"]} | (
+    {"gpu_model": INFERENCE["gpu_model"]}
+    if INFERENCE["gpu"] and INFERENCE.get("gpu_model")
+    else {}
+)
 
 # A code change re-runs exactly the steps that use that code.
 SOURCE = "src/segbench"

@@ -16,8 +16,8 @@ rule infer:
         ENV
     threads: 2
     resources:
+        **INFERENCE_GPU,
         mem_mb=4000,
-        gpu=INFERENCE["gpu"],
     params:
         data=lambda w: bench(w).data,
         shard_size=config["shard_size"],

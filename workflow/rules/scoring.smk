@@ -12,7 +12,7 @@ rule score:
     log:
         f"{LOGS}/score/{{benchmark}}/{{split}}/{{model}}/shard-{{shard}}.log",
     wildcard_constraints:
-        model=r"(?!floor$)[A-Za-z0-9_.-]+",
+        model=r"(?!floor/)[A-Za-z0-9_.-]+",  # the floor has its own rule
     conda:
         ENV
     threads: 2
