@@ -23,13 +23,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import torch
-import torch.nn.functional as F
-from PIL import Image
 
 from segbench.datasets.painting_vision import read_frames
 from segbench.definitions import load_benchmark
@@ -37,11 +34,9 @@ from segbench.models.architectures import architecture, build
 from segbench.models.checkpoint import save_checkpoint
 from segbench.provenance import build_manifest, write_manifest
 from segbench.synthetic.painting_vision import build_dataset
+from segbench.synthetic.training import IGNORE, IMAGENET, class_lut, load_pairs, train
 
-IMAGENET = {"mean": [0.485, 0.456, 0.406], "std": [0.229, 0.224, 0.225]}
 LONG_SIDE = 640
-CROP = 256
-IGNORE = 255
 
 # Ten-class name -> the ADE20K class the SegFormer stand-in learns for it.
 ADE_NAME_FOR = {
@@ -58,75 +53,6 @@ ADE_NAME_FOR = {
 }
 
 
-def load_training_frames(data: Path) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Train-split frames resized so their long side is the inference size, as at test time."""
-    pairs = []
-    for frame in read_frames(data, ["train", "val", "test"]):
-        if frame.split != "train":
-            continue
-        image, label = Image.open(frame.image).convert("RGB"), Image.open(frame.label)
-        scale = LONG_SIDE / max(image.size)
-        size = (round(image.width * scale), round(image.height * scale))
-        pairs.append(
-            (
-                np.asarray(image.resize(size, Image.Resampling.BILINEAR)),
-                np.asarray(label.resize(size, Image.Resampling.NEAREST)),
-            )
-        )
-    return pairs
-
-
-def batches(pairs, lut: np.ndarray, steps: int, batch: int, rng: np.random.Generator):
-    """Random crops (and horizontal flips) of the training frames, labels through `lut`."""
-    for _ in range(steps):
-        images, labels = [], []
-        for _ in range(batch):
-            image, label = pairs[rng.integers(len(pairs))]
-            y = rng.integers(0, image.shape[0] - CROP + 1)
-            x = rng.integers(0, image.shape[1] - CROP + 1)
-            img, lab = image[y : y + CROP, x : x + CROP], label[y : y + CROP, x : x + CROP]
-            if rng.random() < 0.5:
-                img, lab = img[:, ::-1], lab[:, ::-1]
-            images.append(np.ascontiguousarray(img))
-            labels.append(lut[lab])
-        yield (
-            torch.from_numpy(np.stack(images)).permute(0, 3, 1, 2).float(),
-            torch.from_numpy(np.stack(labels)).long(),
-        )
-
-
-def normalise(images: torch.Tensor) -> torch.Tensor:
-    mean = torch.tensor(IMAGENET["mean"]).view(1, 3, 1, 1) * 255
-    std = torch.tensor(IMAGENET["std"]).view(1, 3, 1, 1) * 255
-    return (images - mean) / std
-
-
-def train(model: torch.nn.Module, forward, pairs, lut, steps: int, seed: int, name: str) -> None:
-    rng = np.random.default_rng(seed)
-    optimiser = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=1e-4)
-    schedule = torch.optim.lr_scheduler.OneCycleLR(optimiser, max_lr=3e-3, total_steps=steps, pct_start=0.1)
-    model.train()
-    start = time.perf_counter()
-    for step, (images, labels) in enumerate(batches(pairs, lut, steps, 8, rng)):
-        logits = forward(normalise(images))
-        # The loss is taken at the logits' resolution (SegFormer's is 1/4): far cheaper on a CPU.
-        targets = F.interpolate(labels[:, None].float(), size=logits.shape[-2:], mode="nearest")[:, 0].long()
-        loss = F.cross_entropy(logits, targets, ignore_index=IGNORE)
-        optimiser.zero_grad()
-        loss.backward()
-        optimiser.step()
-        schedule.step()
-        if step % 50 == 0 or step == steps - 1:
-            print(f"  {name} step {step:4d}/{steps} loss {loss.item():.3f} ({time.perf_counter() - start:.0f} s)")
-    model.eval()
-
-
-def identity_lut() -> np.ndarray:
-    lut = np.full(256, IGNORE, dtype=np.uint8)
-    lut[:10] = np.arange(10)
-    return lut
-
-
 def ade_lut() -> np.ndarray:
     benchmark = load_benchmark("painting-vision")
     ten, ade = benchmark.ground_truth, benchmark.space("ade20k")
@@ -140,7 +66,7 @@ def build_ten_class(pairs, out: Path, steps: int) -> None:
     torch.manual_seed(0)
     arguments = {"widths": [16, 32, 64]}
     model = build("tiny-segnet", arguments, num_classes=10)
-    train(model, model, pairs, identity_lut(), steps, seed=1, name="tiny-segnet")
+    train(model, model, pairs, class_lut(10), steps, seed=1, name="tiny-segnet")
     space = load_benchmark("painting-vision").ground_truth
     save_checkpoint(out, model, "tiny-segnet", arguments, space, IMAGENET, architecture("tiny-segnet").stride,
                     extra={"trained_on": "embedded default train split", "steps": steps})
@@ -199,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     manifest = build_manifest(args.data, frames, id_prefix=benchmark.id_prefix, group_key=benchmark.group_key)
     write_manifest(args.manifest, manifest)
     print(f"  {len(rows)} frames, dataset_id {manifest['dataset_id']}")
-    pairs = load_training_frames(args.data)
+    pairs = load_pairs([f for f in frames if f.split == "train"], LONG_SIDE)
     print(f"ten-class model -> {args.artifacts / 'best.pt'}")
     build_ten_class(pairs, args.artifacts / "best.pt", args.steps)
     print(f"SegFormer (ADE20K labels) -> {args.artifacts / 'segformer-ade'}")

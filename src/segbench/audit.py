@@ -1,10 +1,15 @@
 """The dataset audit: a stage of its own that must pass before any evaluation starts.
 
-Errors (the run stops): a group (wall) in more than one split; the same image bytes in more
-than one split; a frame without image or label, or with two images; a file in images/ or
-labels/ that no frame lists; a label whose size differs from its image's; label values outside
+It works on every on-disk format through the format's reader (datasets.format.DatasetFormat):
+the reader lists the frames, the paths a frame's image may have and the files no frame owns;
+the checks themselves are the same for every format.
+
+Errors (the run stops): a group (wall, drive, user) in more than one split; the same image
+bytes in more than one split; a frame without image or label, or with two images; a file in the
+dataset's folders that no frame owns; a label whose size differs from its image's; label values outside
 the ground-truth space; a label that is not single-channel 8-bit; an unreadable or truncated
-file; an empty evaluated split (or no frames at all).
+file; an empty evaluated split (or no frames at all); a format's own errors (e.g. an IDD mask
+out of date with its polygons).
 
 Warnings (reported, not fatal): near-duplicate frames across splits (8x8 average hash, Hamming
 distance <= NEAR_DUPLICATE_BITS) and classes of the ground-truth space absent from a split.
@@ -25,8 +30,9 @@ import numpy as np
 from PIL import Image
 
 from . import maskio
-from .datasets import painting_vision
+from .datasets import dataset_format
 from .datasets.base import Frame
+from .datasets.format import DatasetFormat
 from .definitions import Benchmark
 from .errors import AuditFailed, SegbenchError
 from .labels import RAW_VALUES
@@ -54,6 +60,7 @@ CODES = (
     "label-values",
     "near-duplicate",
     "classes-absent",
+    "label-provenance",
 )
 
 
@@ -63,15 +70,15 @@ class Finding:
     severity: str  # ERROR or WARNING
     message: str
     frames: tuple[str, ...] = ()
-    walls: tuple[str, ...] = ()
+    walls: tuple[str, ...] = ()  # the groups involved: walls, drives or users, as the benchmark's group_key says
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, groups_key: str = "walls") -> dict[str, Any]:
         return {
             "code": self.code,
             "severity": self.severity,
             "message": self.message,
             "frames": list(self.frames),
-            "walls": list(self.walls),
+            groups_key: list(self.walls),
         }
 
     def sort_key(self) -> tuple:
@@ -83,8 +90,9 @@ class AuditReport:
     data_dir: Path
     benchmark: str
     splits_evaluated: tuple[str, ...]
-    counts: dict[str, dict[str, int]]  # split -> {"frames": n, "walls": m}
+    counts: dict[str, dict[str, int]]  # split -> {"frames": n, "<group>s": m}
     findings: list[Finding] = field(default_factory=list)
+    group_noun: str = "wall"  # what a group is called: wall, drive, user
 
     def __post_init__(self) -> None:
         self.findings = sorted(self.findings, key=Finding.sort_key)
@@ -101,6 +109,10 @@ class AuditReport:
     def ok(self) -> bool:
         return not self.errors
 
+    @property
+    def groups_key(self) -> str:
+        return f"{self.group_noun}s"
+
     def to_json(self) -> dict[str, Any]:
         return {
             "format": "segbench-audit",
@@ -112,13 +124,14 @@ class AuditReport:
             "counts": self.counts,
             "error_count": len(self.errors),
             "warning_count": len(self.warnings),
-            "findings": [f.to_json() for f in self.findings],
+            "findings": [f.to_json(self.groups_key) for f in self.findings],
         }
 
     def to_text(self) -> str:
         evaluated = f", evaluating split {', '.join(repr(s) for s in self.splits_evaluated)}" if self.splits_evaluated else ""
         lines = [f"Dataset audit of {self.data_dir} (benchmark {self.benchmark}{evaluated})"]
-        lines.append("Frames: " + ", ".join(f"{s} {c['frames']} ({c['walls']} walls)" for s, c in self.counts.items()))
+        groups = self.groups_key
+        lines.append("Frames: " + ", ".join(f"{s} {c['frames']} ({c[groups]} {groups})" for s, c in self.counts.items()))
         status = "PASSED" if self.ok else "FAILED"
         lines.append(f"Result: {status}: {len(self.errors)} error(s), {len(self.warnings)} warning(s)")
         for title, findings in (("Errors", self.errors), ("Warnings", self.warnings)):
@@ -130,7 +143,7 @@ class AuditReport:
                 if f.frames:
                     lines.append(f"      frames: {', '.join(f.frames)}")
                 if f.walls:
-                    lines.append(f"      walls: {', '.join(f.walls)}")
+                    lines.append(f"      {groups}: {', '.join(f.walls)}")
         return "\n".join(lines) + "\n"
 
     def write(self, json_path: Path, text_path: Path) -> None:
@@ -176,11 +189,17 @@ def _size(wh: tuple[int, int]) -> str:
     return f"{wh[0]}x{wh[1]}"
 
 
+def group_noun(benchmark: Benchmark) -> str:
+    """What the benchmark's group is called in messages: wall_id -> wall, drive -> drive."""
+    return benchmark.group_key.removesuffix("_id") or benchmark.group_key
+
+
 class _Auditor:
-    def __init__(self, data_dir: Path, benchmark: Benchmark) -> None:
+    def __init__(self, data_dir: Path, benchmark: Benchmark, reader: DatasetFormat) -> None:
         self.data_dir = data_dir
         self.benchmark = benchmark
-        self.noun = benchmark.group_key.removesuffix("_id") or benchmark.group_key
+        self.reader = reader
+        self.noun = group_noun(benchmark)
         self.allowed = np.zeros(RAW_VALUES, dtype=bool)
         self.allowed[benchmark.ground_truth.allowed_values()] = True
         self.findings: list[Finding] = []
@@ -196,15 +215,22 @@ class _Auditor:
         except ValueError:
             return str(path)
 
+    def alternatives(self, paths: Sequence[Path]) -> str:
+        """'images/a.jpg or .png': the first path, then the others (only the suffix when that is all that differs)."""
+        first = paths[0]
+        others = [p.suffix if p.with_suffix("") == first.with_suffix("") else self.rel(p) for p in paths[1:]]
+        return " or ".join([self.rel(first), *others])
+
     def frame_files(self, frame: Frame) -> _Seen:
         seen = _Seen()
         who = f"frame '{frame.frame_id}' ({self.noun} '{frame.group_id}', split {frame.split})"
-        images = painting_vision.existing_images(self.data_dir, frame.frame_id)
+        candidates = self.reader.image_candidates(self.data_dir, frame)
+        images = [p for p in candidates if p.is_file()]
         if not images:
             self.add(
                 "missing-image",
                 ERROR,
-                f"{who}: no image ({self.rel(frame.image)} or .png)",
+                f"{who}: no image ({self.alternatives(candidates)})",
                 [frame.frame_id],
                 [frame.group_id],
             )
@@ -373,32 +399,35 @@ def audit_dataset(
     is a finding in the returned report.
     """
     data_dir = Path(data_dir)
-    if benchmark.dataset_format != "painting-vision":
-        raise SegbenchError(
-            f"benchmark '{benchmark.name}': no audit for dataset format '{benchmark.dataset_format}' (known: painting-vision)"
-        )
+    try:
+        reader = dataset_format(benchmark.dataset_format)
+    except SegbenchError as exc:
+        raise SegbenchError(f"benchmark '{benchmark.name}': {exc}") from None
     for split in evaluated_splits:
         benchmark.check_split(split)
     if frames is None:
-        frames = painting_vision.read_frames(data_dir, benchmark.splits)
-    auditor = _Auditor(data_dir, benchmark)
+        frames = reader.read_frames(data_dir, benchmark.splits)
+    auditor = _Auditor(data_dir, benchmark, reader)
     if not frames:
-        auditor.add("empty-dataset", ERROR, f"{data_dir / painting_vision.FRAMES_CSV} lists no frames")
+        auditor.add("empty-dataset", ERROR, f"{data_dir / reader.listing} lists no frames")
     else:
         for split in evaluated_splits:
             if not any(f.split == split for f in frames):
                 auditor.add("empty-split", ERROR, f"the evaluated split '{split}' has no frames")
     seen = {f.frame_id: auditor.frame_files(f) for f in frames}
-    for path in painting_vision.list_unlisted_files(data_dir, frames):
+    for path in reader.list_unlisted_files(data_dir, frames):
         kind = "folder" if path.is_dir() else "file"
-        auditor.add("unlisted-file", ERROR, f"{auditor.rel(path)}: {kind} not listed in {painting_vision.FRAMES_CSV}")
+        auditor.add("unlisted-file", ERROR, f"{auditor.rel(path)}: {kind} not listed in {reader.listing}")
     auditor.cross_split(frames, seen)
     auditor.absent_classes(frames, seen)
+    for finding in reader.extra_findings(data_dir, frames):
+        auditor.add(finding.code, finding.severity, finding.message, finding.frames, finding.groups)
+    noun = group_noun(benchmark)
     counts = {
         split: {
             "frames": sum(f.split == split for f in frames),
-            "walls": len({f.group_id for f in frames if f.split == split}),
+            f"{noun}s": len({f.group_id for f in frames if f.split == split}),
         }
         for split in benchmark.splits
     }
-    return AuditReport(data_dir, benchmark.name, tuple(evaluated_splits), counts, auditor.findings)
+    return AuditReport(data_dir, benchmark.name, tuple(evaluated_splits), counts, auditor.findings, noun)

@@ -96,6 +96,13 @@ def cmd_submit(args: argparse.Namespace) -> None:
                      identity, size, args.out)
 
 
+def cmd_idd_labels(args: argparse.Namespace) -> None:
+    from .idd.masks import write_masks
+
+    record = write_masks(args.data)
+    print(f"{len(record['masks'])} level-3 masks drawn with Pillow {record['pillow']}; record: {args.data}/gtFine")
+
+
 def cmd_pull(args: argparse.Namespace) -> None:
     pulled = pinning.restore(args.paths)
     steps.write_json(args.out, {"paths": [str(p) for p in args.paths]})
@@ -359,6 +366,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--dataset-id", type=Path, required=True, help="output of `segbench manifest --dataset-id-out`")
     p.add_argument("--out", type=Path, required=True)
     p.set_defaults(run=cmd_submit)
+
+    p = sub.add_parser("idd-labels", help="draw IDD level-3 masks from the polygon JSONs, as the reference does")
+    p.add_argument("--data", type=Path, required=True, help="IDD root holding gtFine/<split>/<drive>/*_polygons.json")
+    p.set_defaults(run=cmd_idd_labels)
 
     p = sub.add_parser("pull", help="restore DVC-pinned inputs (datasets, checkpoints) that are missing")
     p.add_argument("paths", type=Path, nargs="+")

@@ -70,6 +70,7 @@ class Benchmark:
     mapping_rules: dict[tuple[str, str], dict[str, Any]]
     inference_size: int
     pad_to_stride: bool
+    evaluation_size: tuple[int, int] | None  # (width, height) both masks are resized to; None: the GT's
     floor_class: int
     floor_compare_on: tuple[str, str]
     reports: tuple[ReportSpec, ...]
@@ -102,6 +103,10 @@ class Benchmark:
             f"'{target.name}' (mappings: {[f'{a}->{b}' for a, b in self.mapping_rules]})"
         )
 
+    def reaches(self, source: LabelSpace, target: LabelSpace) -> bool:
+        """Whether `mapping(source, target)` exists: same class names, or a declared mapping."""
+        return source.names == target.names or (source.name, target.name) in self.mapping_rules
+
     def check_split(self, split: str) -> None:
         if split not in self.splits:
             raise SegbenchError(f"unknown split '{split}' for benchmark '{self.name}' (splits: {list(self.splits)})")
@@ -109,6 +114,17 @@ class Benchmark:
 
 def benchmark_path(name: str) -> Path:
     return config_dir() / "benchmarks" / f"{name}.yaml"
+
+
+def mapping_file_rules(name: str, where: str) -> list[dict[str, Any]]:
+    """The mapping rules of config/mappings/NAME.yaml."""
+    path = config_dir() / "mappings" / f"{name}.yaml"
+    if not path.is_file():
+        known = sorted(p.stem for p in (config_dir() / "mappings").glob("*.yaml"))
+        raise SegbenchError(f"{where}: unknown mapping file '{name}' (no {path}); known: {known}")
+    doc = read_yaml(path)
+    validate(doc, "mappings", path)
+    return doc["mappings"]
 
 
 def known_benchmarks() -> list[str]:
@@ -138,12 +154,17 @@ def parse_benchmark(doc: dict[str, Any], path: Path) -> Benchmark:
     ground_truth = space(doc["ground_truth"], "ground_truth")
     rules: dict[tuple[str, str], dict[str, Any]] = {}
     mappings: dict[tuple[str, str], LabelMapping] = {}
-    for i, rule in enumerate(doc.get("mappings", [])):
-        source = space(rule["from"], f"mappings/{i}/from")
-        target = space(rule["to"], f"mappings/{i}/to")
+    declared = [(f"mappings/{i}", rule) for i, rule in enumerate(doc.get("mappings", []))]
+    for name in doc.get("mapping_files", []):
+        declared += [(f"mapping_files/{name}/{i}", r) for i, r in enumerate(mapping_file_rules(name, str(path)))]
+    for where, rule in declared:
+        source = space(rule["from"], f"{where}/from")
+        target = space(rule["to"], f"{where}/to")
+        if (source.name, target.name) in rules:
+            raise SegbenchError(f"{path}: {where}: a second mapping from '{source.name}' to '{target.name}'")
         rules[(source.name, target.name)] = rule
         mappings[(source.name, target.name)] = LabelMapping.from_rules(
-            source, target, rule["classes"], rule.get("default"), f"{path}: mappings/{i}"
+            source, target, rule["classes"], rule.get("default"), f"{path}: {where}"
         )
     dataset = doc["dataset"]
     if dataset["default_split"] not in dataset["splits"]:
@@ -188,6 +209,7 @@ def parse_benchmark(doc: dict[str, Any], path: Path) -> Benchmark:
         mapping_rules=rules,
         inference_size=doc["inference"]["size"],
         pad_to_stride=doc["inference"].get("pad_to_stride", True),
+        evaluation_size=tuple(doc["scoring"]["resize_to"]) if "resize_to" in doc.get("scoring", {}) else None,
         floor_class=ground_truth.id_of(doc["floor"]["predict"]),
         floor_compare_on=(report_key, metric_key),
         reports=tuple(reports),

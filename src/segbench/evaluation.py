@@ -46,9 +46,11 @@ def report_matrix(benchmark: Benchmark, report: ReportSpec, model_space: LabelSp
 
 
 def applies(report: ReportSpec, benchmark: Benchmark, model_space: LabelSpace) -> bool:
-    if report.only_for_model_space is None:
-        return True
-    return model_space.names == benchmark.space(report.only_for_model_space).names
+    """A report applies to a model whose space maps into the report's (e.g. a 2-class portrait
+    model gets the portrait report only), and, with only_for_model_space, only to that space."""
+    if report.only_for_model_space is not None and model_space.names != benchmark.space(report.only_for_model_space).names:
+        return False
+    return benchmark.reaches(model_space, report.space)
 
 
 def metric_value(spec: MetricSpec, report: ReportSpec, cm: np.ndarray, per_frame: Any) -> dict[str, Any]:
@@ -87,6 +89,11 @@ def null_report(report: ReportSpec) -> dict[str, Any]:
 def evaluate(benchmark: Benchmark, counts: FrameCounts, model_space: LabelSpace) -> dict[str, dict[str, Any]]:
     """Every report of the benchmark for a model whose predictions are in `model_space`."""
     check_counts(benchmark, counts, model_space)
+    if not any(applies(report, benchmark, model_space) for report in benchmark.reports):
+        raise SegbenchError(
+            f"benchmark '{benchmark.name}': predictions in label space '{model_space.name}' map into none of its "
+            f"reports ({', '.join(f'{r.key}: {r.space.name}' for r in benchmark.reports)})"
+        )
     results: dict[str, dict[str, Any]] = {}
     for report in benchmark.reports:
         if not applies(report, benchmark, model_space):

@@ -8,12 +8,19 @@ For each frame:
    aspect kept: short side = round(short * size / long), halves rounded up, at least 1.
    Bilinear, align_corners=False; antialiased when the image shrinks, not when it grows (a frame
    already at the size is not resampled at all).
-3. It is padded bottom/right to a multiple of the model's stride with the model's per-channel
-   mean, so that the padding normalises to exactly 0 inside the adapter.
+3. When the benchmark pads (`inference/pad_to_stride`, the default), it is padded bottom/right
+   to a multiple of the model's stride with the model's per-channel mean, so that the padding
+   normalises to exactly 0 inside the adapter; otherwise (EasyPortrait) the model sees exactly
+   the resized image, whatever its size.
 4. The logits (any resolution with the input's aspect) are resized bilinearly
    (align_corners=False, no antialias) to the padded input size, the padding is cropped away,
    the rest is resized bilinearly to the ground-truth size and the argmax over classes (first
-   maximum on ties) is written as a single-channel uint8 PNG, `<out_dir>/<frame_id>.png`.
+   maximum on ties) is written as a single-channel uint8 PNG at `<out_dir>/<frame.prediction>`,
+   the dataset format's naming rule (`<frame_id>.png`, or IDD's
+   `<drive>/<img_id>_gtFine_labellevel3Ids.png`), which scoring reads.
+
+Optional flip test-time augmentation (`flip_tta`) averages the logits of the image and of its
+mirror image, the latter flipped back with the left/right classes swapped (`mirrored_logits`).
 
 Both logit resizes use `bilinear`, which follows torch.nn.functional.interpolate's
 align_corners=False sampling but computes any window of the output, so a 150-class model at
@@ -77,6 +84,7 @@ def padded_size(height: int, width: int, stride: int) -> tuple[int, int]:
 
 
 def frame_geometry(frame: Frame, inference_size: int, stride: int) -> Geometry:
+    """Sizes of one frame; `stride` 1 means no padding."""
     width, height = image_size(frame.image)
     target_width, target_height = image_size(frame.label)
     resized = resized_size(height, width, inference_size)
@@ -121,14 +129,22 @@ def make_batches(geometries: Sequence[Geometry], batch_size: int) -> list[list[i
     return batches
 
 
-def _taps(n_in: int, n_out: int, start: int, stop: int, device: torch.device) -> tuple[torch.Tensor, ...]:
-    """Source indices and weights of output positions start..stop-1 (align_corners=False)."""
+def interpolation_matrix(n_in: int, n_out: int, start: int, stop: int, device: torch.device) -> torch.Tensor:
+    """Rows start..stop-1 of the (n_out, n_in) matrix of 1-D linear resizing, align_corners=False.
+
+    Output i reads source (i + 0.5) * n_in / n_out - 0.5, clamped to the edges, as
+    F.interpolate(mode="bilinear", align_corners=False) without antialias does.
+    """
     dst = torch.arange(start, stop, dtype=torch.float64, device=device)
     src = ((dst + 0.5) * (n_in / n_out) - 0.5).clamp(min=0.0)
     low = src.floor().long().clamp(max=n_in - 1)
     high = (low + 1).clamp(max=n_in - 1)
     frac = (src - low).to(torch.float32)
-    return low, high, frac
+    matrix = torch.zeros((stop - start, n_in), dtype=torch.float32, device=device)
+    rows = torch.arange(stop - start, device=device)
+    matrix.index_put_((rows, low), 1 - frac, accumulate=True)
+    matrix.index_put_((rows, high), frac, accumulate=True)
+    return matrix
 
 
 def bilinear(
@@ -136,17 +152,14 @@ def bilinear(
 ) -> torch.Tensor:
     """Rows rows[0]..rows[1]-1 and columns cols[0]..cols[1]-1 of x (C, h, w) resized to out_size.
 
-    The sampling of F.interpolate(mode="bilinear", align_corners=False) without antialias:
-    output i reads source (i + 0.5) * in / out - 0.5, clamped to the edges.
+    Bilinear resizing is separable, so any window of the output is two small matrix products
+    (rows, then columns): the sampling of F.interpolate(mode="bilinear", align_corners=False).
     """
     rows = rows or (0, out_size[0])
     cols = cols or (0, out_size[1])
-    r_low, r_high, r_frac = _taps(x.shape[1], out_size[0], *rows, x.device)
-    c_low, c_high, c_frac = _taps(x.shape[2], out_size[1], *cols, x.device)
-    r_frac = r_frac.to(x.dtype)[:, None]
-    c_frac = c_frac.to(x.dtype)
-    mixed = x.index_select(1, r_low) * (1 - r_frac) + x.index_select(1, r_high) * r_frac
-    return mixed.index_select(2, c_low) * (1 - c_frac) + mixed.index_select(2, c_high) * c_frac
+    vertical = interpolation_matrix(x.shape[1], out_size[0], *rows, x.device).to(x.dtype)
+    horizontal = interpolation_matrix(x.shape[2], out_size[1], *cols, x.device).to(x.dtype)
+    return torch.matmul(torch.matmul(vertical, x), horizontal.T)
 
 
 def logits_to_mask(logits: torch.Tensor, geometry: Geometry) -> np.ndarray:
@@ -190,6 +203,21 @@ def _load_batch(
         return indices, collate(images, geometries[indices[0]].padded, model.pad_value, pin)
 
 
+def mirrored_logits(logits: torch.Tensor, mirrored_ids: torch.Tensor) -> torch.Tensor:
+    """Logits (N, C, h, w) of horizontally flipped images, flipped back with left and right swapped.
+
+    Class c of the original image is where the flipped image shows its mirror class
+    (`LabelSpace.mirrored_ids`: left brow <-> right brow, ...), so channel c takes channel mirror(c).
+    """
+    return logits.flip(-1).index_select(1, mirrored_ids)
+
+
+def flip_averaged_logits(model: SegmentationModel, batch: torch.Tensor) -> torch.Tensor:
+    """The mean of the logits of the batch and of its mirror image (flip test-time augmentation)."""
+    mirrored = torch.from_numpy(model.label_space.mirrored_ids()).to(batch.device)
+    return (model.logits(batch) + mirrored_logits(model.logits(batch.flip(-1)), mirrored)) / 2
+
+
 def _check_request(model: SegmentationModel, frames: Sequence[Frame], inference_size: int, batch_size: int) -> None:
     if model.label_space.size > MAX_CLASSES:
         raise SegbenchError(
@@ -197,13 +225,18 @@ def _check_request(model: SegmentationModel, frames: Sequence[Frame], inference_
         )
     if inference_size < 1 or batch_size < 1:
         raise SegbenchError(f"inference size ({inference_size}) and batch size ({batch_size}) must be positive")
-    seen: set[str] = set()
+    seen: dict[str, str] = {}
     for frame in frames:
-        if frame.frame_id in seen:
-            raise SegbenchError(f"frame id '{frame.frame_id}' appears twice; each frame writes <frame_id>.png")
-        if not frame.frame_id or Path(frame.frame_id).name != frame.frame_id:
-            raise SegbenchError(f"frame id '{frame.frame_id}' is not usable as a file name")
-        seen.add(frame.frame_id)
+        name = Path(frame.prediction)
+        if frame.prediction in seen:
+            if seen[frame.prediction] == frame.frame_id:
+                raise SegbenchError(f"frame id '{frame.frame_id}' appears twice; each frame writes <frame_id>.png")
+            raise SegbenchError(
+                f"frames '{seen[frame.prediction]}' and '{frame.frame_id}' would both write the prediction {name}"
+            )
+        if name.is_absolute() or ".." in name.parts or not name.name:
+            raise SegbenchError(f"frame '{frame.frame_id}': prediction path {name} is not inside the output folder")
+        seen[frame.prediction] = frame.frame_id
 
 
 def run_inference(
@@ -213,13 +246,20 @@ def run_inference(
     inference_size: int,
     batch_size: int = 4,
     progress: bool = True,
+    pad_to_stride: bool = True,
+    flip_tta: bool = False,
 ) -> list[Path]:
-    """Predict every frame and write `<out_dir>/<frame_id>.png`; returns the paths in frame order."""
+    """Predict every frame and write `<out_dir>/<frame.prediction>`; returns the paths in frame order.
+
+    `pad_to_stride` and `inference_size` are the benchmark's (Benchmark.pad_to_stride); without
+    padding the model must accept any input size.
+    """
     frames = list(frames)
     _check_request(model, frames, inference_size, batch_size)
     out_dir = Path(out_dir)
-    outputs = [out_dir / f"{frame.frame_id}.png" for frame in frames]
-    geometries = [frame_geometry(frame, inference_size, model.stride) for frame in frames]
+    outputs = [out_dir / frame.prediction for frame in frames]
+    stride = model.stride if pad_to_stride else 1
+    geometries = [frame_geometry(frame, inference_size, stride) for frame in frames]
     batches = deque(make_batches(geometries, batch_size))
     pin = model.device.type == "cuda"
     loads: deque[Future] = deque()
@@ -234,7 +274,7 @@ def run_inference(
                     loads.append(loader.submit(_load_batch, frames, geometries, batches.popleft(), model, pin))
                 indices, batch = loads.popleft().result()
                 batch = batch.to(model.device, non_blocking=pin)
-                logits = model.logits(batch)
+                logits = flip_averaged_logits(model, batch) if flip_tta else model.logits(batch)
                 _check_logits(logits, model, batch)
                 for row, index in enumerate(indices):
                     mask = logits_to_mask(logits[row], geometries[index])

@@ -25,6 +25,7 @@ class LabelClass:
     id: int
     name: str
     color: tuple[int, int, int]
+    mirror: str | None = None  # the class a horizontal flip turns this one into (left <-> right)
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,7 @@ class LabelSpace:
     name: str
     classes: tuple[LabelClass, ...]
     void: tuple[int, ...] = ()
+    void_from: int | None = None  # raw values >= this are void too
     fold_from: int | None = None  # raw values >= this fold into class `fold_into`
     fold_into: int | None = None
     _index: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
@@ -47,6 +49,12 @@ class LabelSpace:
         if dupes:
             raise SegbenchError(f"label space '{self.name}': duplicate class names {dupes}")
         self._index.update({c.name: c.id for c in self.classes})
+        mirrors = {c.name: c.mirror or c.name for c in self.classes}
+        for name, mirror in mirrors.items():
+            if mirrors.get(mirror) != name:  # a flip applied twice must give the class back
+                raise SegbenchError(
+                    f"label space '{self.name}': class '{name}' mirrors '{mirror}', which is not a class mirroring it back"
+                )
 
     @classmethod
     def from_table(cls, table: Mapping) -> LabelSpace:
@@ -54,10 +62,11 @@ class LabelSpace:
         return cls(
             name=table["name"],
             classes=tuple(
-                LabelClass(int(row["id"]), str(row["name"]), tuple(row.get("color", (0, 0, 0))))
+                LabelClass(int(row["id"]), str(row["name"]), tuple(row.get("color", (0, 0, 0))), row.get("mirror"))
                 for row in table["classes"]
             ),
             void=tuple(table.get("void", ())),
+            void_from=table.get("void_from"),
             fold_from=None if fold is None else int(fold["value"]),
             fold_into=None if fold is None else cls._name_lookup(table, fold["into"]),
         )
@@ -92,12 +101,18 @@ class LabelSpace:
         lut[: self.size] = np.arange(self.size)
         if self.fold_from is not None:
             lut[self.fold_from :] = self.fold_into
+        if self.void_from is not None:
+            lut[self.void_from :] = DROP
         lut[list(self.void)] = DROP
         return lut
 
     def allowed_values(self) -> np.ndarray:
         """Sorted raw values a mask in this space may hold."""
         return np.flatnonzero(self.raw_lut() != INVALID)
+
+    def mirrored_ids(self) -> np.ndarray:
+        """Class index -> the index a horizontal flip turns it into (itself unless it names a mirror)."""
+        return np.array([self.id_of(c.mirror) if c.mirror else c.id for c in self.classes], dtype=np.int64)
 
     def palette(self) -> np.ndarray:
         """(256, 3) uint8 colour table indexed by raw value; unlisted values are black."""

@@ -11,7 +11,7 @@ import io
 from collections.abc import Sequence
 from typing import Any
 
-from .table import cell, flatten, render_markdown, short_header as short
+from .table import cell, flatten, headers as table_headers, render_markdown, short_header as short
 
 IDENTITY = ("benchmark", "benchmark_version", "taxonomy_version", "dataset_id", "split")
 METRIC_EXCLUDE = {"benchmark", "benchmark_version", "taxonomy_version", "dataset_id", "split", "checkpoint_sha256",
@@ -204,7 +204,7 @@ def to_markdown_with_intervals(groups: Sequence[dict[str, Any]]) -> str:
     for group in groups:
         rows = flat_rows(group)
         metric_names = shown_metrics(group)
-        headers = ["rank", "model", "kind", *(short(m) for m in metric_names), "Δ vs baseline", "Δ vs floor", "beats_floor"]
+        headers = ["rank", "model", "kind", *table_headers(metric_names), "Δ vs baseline", "Δ vs floor", "beats_floor"]
         lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
         for row in rows:
             cells = [cell(row.get("rank")), str(row["model"]), str(row["kind"])]
@@ -350,10 +350,11 @@ def to_html(groups: Sequence[dict[str, Any]], title: str = "segbench results") -
                    ("label_space", "label space", "text")]
         # The ranking metric, its paired differences and the flag first; the other metrics after.
         metric_names = [m for m in metric_names if m == headline] + [m for m in metric_names if m != headline]
-        headers += [(m, short(m), "") for m in metric_names[:1]]
+        names = dict(zip(metric_names, table_headers(metric_names)))
+        headers += [(m, names[m], "") for m in metric_names[:1]]
         headers += [("vs_baseline", f"Δ {short(headline)} vs baseline", ""),
                     ("vs_floor", f"Δ {short(headline)} vs floor", ""), ("beats_floor", "beats floor", "text")]
-        headers += [(m, short(m), "") for m in metric_names[1:]]
+        headers += [(m, names[m], "") for m in metric_names[1:]]
         parts.append('<div class="scroll">')
         parts.append(f'<table class="leaderboard" data-benchmark="{_escape(group["benchmark"])}" '
                      f'data-split="{_escape(group["split"])}">')

@@ -12,8 +12,12 @@ def project_root() -> Path:
     return Path(__file__).resolve().parents[2]
 
 
+def schema_dir() -> Path:
+    return project_root() / "workflow" / "schemas"
+
+
 def schema_path(name: str) -> Path:
-    return project_root() / "workflow" / "schemas" / f"{name}.schema.json"
+    return schema_dir() / f"{name}.schema.json"
 
 
 def config_dir() -> Path:

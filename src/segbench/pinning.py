@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import fcntl
 import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from .errors import SegbenchError
+
+
+LOCK = Path(".dvc") / "tmp" / "segbench-pull.lock"
 
 
 def dvc_file(path: Path) -> Path:
@@ -29,7 +33,11 @@ def restore(paths: Sequence[Path]) -> list[Path]:
     if not missing:
         return []
     pins = [str(dvc_file(p)) for p in missing]
-    done = subprocess.run([sys.executable, "-m", "dvc", "pull", *pins], capture_output=True, text=True)
+    # DVC refuses to run twice at once in one repository: parallel pulls wait for each other.
+    LOCK.parent.mkdir(parents=True, exist_ok=True)
+    with open(LOCK, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        done = subprocess.run([sys.executable, "-m", "dvc", "pull", *pins], capture_output=True, text=True)
     still_missing = [p for p in missing if not p.exists()]
     if done.returncode != 0 or still_missing:
         detail = (done.stderr or done.stdout).strip().splitlines()[-8:]

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from . import provenance
-from .datasets import read_dataset
+from .datasets import dataset_format, read_dataset
 from .definitions import Benchmark, load_benchmark
 from .errors import SegbenchError
 from .steps import ModelSpec, shard_count
@@ -82,7 +82,12 @@ class BenchmarkPlan:
         return frames[shard * self.shard_size : (shard + 1) * self.shard_size]
 
     def dataset_files(self) -> list[str]:
-        files = [f"{self.data}/frames.csv"]
+        files = [
+            str(p)
+            for p in dataset_format(self.benchmark.dataset_format).index_files(
+                Path(self.data), [Path(f.label) for f in self.frames]
+            )
+        ]
         for frame in self.frames:
             files += [frame.image, frame.label]
         return files

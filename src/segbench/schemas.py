@@ -6,14 +6,26 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
+from referencing import Registry, Resource
 
 from .errors import SegbenchError
-from .paths import schema_path
+from .paths import schema_dir, schema_path
+
+SUFFIX = ".schema.json"
 
 
 @cache
 def load_schema(name: str) -> dict[str, Any]:
     return json.loads(schema_path(name).read_text())
+
+
+@cache
+def registry() -> Registry:
+    """Every schema of workflow/schemas by file name, so one may `$ref` another ("x.schema.json#/...")."""
+    return Registry().with_resources(
+        (path.name, Resource.from_contents(load_schema(path.name.removesuffix(SUFFIX))))
+        for path in sorted(schema_dir().glob(f"*{SUFFIX}"))
+    )
 
 
 def field_path(error: jsonschema.ValidationError) -> str:
@@ -23,7 +35,7 @@ def field_path(error: jsonschema.ValidationError) -> str:
 def validate(document: Any, schema_name: str, source: str | Path) -> None:
     """Raise SegbenchError naming `source`, the field and what was expected, on the first error."""
     schema = load_schema(schema_name)
-    validator = jsonschema.Draft202012Validator(schema)
+    validator = jsonschema.Draft202012Validator(schema, registry=registry())
     errors = sorted(validator.iter_errors(document), key=lambda e: list(e.absolute_path))
     if errors:
         lines = [f"{source}: field '{field_path(e)}': {e.message}" for e in errors[:10]]

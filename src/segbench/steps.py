@@ -75,8 +75,10 @@ def dataset_manifest(benchmark: Benchmark, data: Path, manifest: Path | None) ->
     frames = read_dataset(benchmark, data)
     if manifest is None:
         return provenance.build_manifest(data, frames, id_prefix=benchmark.id_prefix, group_key=benchmark.group_key)
-    expected = provenance.read_manifest(manifest)
-    provenance.verify_manifest(expected, data, frames)
+    expected = provenance.read_manifest(manifest, id_prefix=benchmark.id_prefix, group_key=benchmark.group_key)
+    provenance.verify_manifest(
+        expected, data, frames, id_prefix=benchmark.id_prefix, group_key=benchmark.group_key, manifest_path=manifest
+    )
     return expected
 
 
@@ -112,7 +114,15 @@ def infer(
     if spec.kind == "predictions":
         raise SegbenchError(f"model '{spec.name}' is a predictions folder: it has no inference step")
     model = load_model(spec.kind, spec.path, benchmark, spec.label_space, device)
-    run_inference(model, frames, out_dir, spec.inference_size or benchmark.inference_size, batch_size, progress)
+    run_inference(
+        model,
+        frames,
+        out_dir,
+        spec.inference_size or benchmark.inference_size,
+        batch_size,
+        progress,
+        pad_to_stride=benchmark.pad_to_stride,
+    )
 
 
 def score(
@@ -121,12 +131,12 @@ def score(
     """Per-frame counts of the model's masks (or of the floor when spec is None), written to `out`."""
     if spec is None:
         space: LabelSpace = benchmark.ground_truth
-        counts = score_constant(frames, benchmark.floor_class, space)
+        counts = score_constant(frames, benchmark.floor_class, space, benchmark.evaluation_size)
         model = {"name": "floor", "kind": "floor", "label_space": {"name": space.name, "classes": space.names}}
     else:
         space = model_space(spec, benchmark)
         folder = predictions if predictions is not None else spec.path
-        counts = score_predictions(frames, folder, benchmark.ground_truth, space)
+        counts = score_predictions(frames, folder, benchmark.ground_truth, space, benchmark.evaluation_size)
         model = {"name": spec.name, "kind": spec.kind, "label_space": {"name": space.name, "classes": space.names}}
     write_counts(out, counts, {"benchmark": benchmark.name, "split": split, "model": model})
     return counts

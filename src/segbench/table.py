@@ -34,18 +34,24 @@ def short_header(column: str) -> str:
     return ".".join(parts[-2:]) if len(parts) > 2 else parts[-1]
 
 
+def headers(columns: Sequence[str]) -> list[str]:
+    """Short headers, except where two columns would share one (e.g. two reports' mIoU)."""
+    short = [short_header(c) for c in columns]
+    return [s if short.count(s) == 1 else c for s, c in zip(short, columns)]
+
+
 def render_text(columns: Sequence[str], rows: Sequence[dict[str, Any]]) -> str:
     """A fixed-width table for the terminal."""
-    headers = [short_header(c) for c in columns]
+    names = headers(columns)
     body = [[cell(row.get(c)) for c in columns] for row in rows]
-    widths = [max(len(h), *(len(r[i]) for r in body)) for i, h in enumerate(headers)]
-    line = "  ".join(h.ljust(w) for h, w in zip(headers, widths))
+    widths = [max(len(h), *(len(r[i]) for r in body)) for i, h in enumerate(names)]
+    line = "  ".join(h.ljust(w) for h, w in zip(names, widths))
     rule = "  ".join("-" * w for w in widths)
     return "\n".join([line, rule] + ["  ".join(v.ljust(w) for v, w in zip(r, widths)) for r in body])
 
 
 def render_markdown(columns: Sequence[str], rows: Sequence[dict[str, Any]]) -> str:
-    headers = [short_header(c) for c in columns]
-    lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+    names = headers(columns)
+    lines = ["| " + " | ".join(names) + " |", "|" + "|".join("---" for _ in names) + "|"]
     lines += ["| " + " | ".join(cell(row.get(c)) for c in columns) + " |" for row in rows]
     return "\n".join(lines)

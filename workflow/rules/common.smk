@@ -27,11 +27,12 @@ INFERENCE_GPU = {"gpu": INFERENCE["gpu"]} | (
 
 # A code change re-runs exactly the steps that use that code.
 SOURCE = "src/segbench"
+CODE_DATASETS = sorted(str(p) for p in Path(f"{SOURCE}/datasets").glob("*.py"))
 CODE_AUDIT = [
     f"{SOURCE}/audit.py",
-    f"{SOURCE}/datasets/painting_vision.py",
+    f"{SOURCE}/idd/masks.py",
     f"{SOURCE}/maskio.py",
-]
+] + CODE_DATASETS
 CODE_INFERENCE = [f"{SOURCE}/inference.py", f"{SOURCE}/maskio.py"] + sorted(
     str(p) for p in Path(f"{SOURCE}/models").glob("*.py")
 )
@@ -71,14 +72,19 @@ def definition_files(wildcards):
     return [str(b.source)] + [f"config/label_spaces/{s}.yaml" for s in b.spaces]
 
 
-PINNED = PLAN.pinned_paths()
+def pin_slug(path):
+    return "--".join(Path(path).parts)
+
+
+# One marker per pinned input, so that pinning a new model re-runs only what depends on it.
+PINNED = {pin_slug(p): p for p in PLAN.pinned_paths()}
 
 
 def pinned(path):
-    """Wait for the DVC-pinned inputs to be restored (a no-op when they are on disk already)."""
-    if path not in PINNED:
+    """Wait for a DVC-pinned input to be restored (a no-op when it is on disk already)."""
+    if pin_slug(path) not in PINNED:
         return []
-    return [checkpoints.pull_pinned.get().output[0]]
+    return [checkpoints.pull_pinned.get(pin=pin_slug(path)).output[0]]
 
 
 def model_inputs(name):

@@ -3,26 +3,26 @@
 
 checkpoint pull_pinned:
     input:
-        [ancient(dvc_file(path)) for path in PINNED],
+        ancient(lambda w: dvc_file(PINNED[w.pin])),
     output:
-        f"{R}/pinned.json",
+        f"{R}/pinned/{{pin}}.json",
     log:
-        f"{LOGS}/pull_pinned.log",
+        f"{LOGS}/pull_pinned/{{pin}}.log",
     conda:
         ENV
     resources:
         mem_mb=1000,
     params:
-        paths=" ".join(PINNED),
+        path=lambda w: PINNED[w.pin],
     shell:
-        cli("pull {params.paths} --out {output}")
+        cli("pull {params.path} --out {output}")
 
 
 rule dataset_identity:
     input:
         files=dataset_files,
         manifest=lambda w: [bench(w).manifest] if bench(w).manifest else [],
-        code=[f"{SOURCE}/provenance.py", f"{SOURCE}/datasets/painting_vision.py"],
+        code=[f"{SOURCE}/provenance.py"] + CODE_DATASETS,
     output:
         manifest=f"{R}/{{benchmark}}/manifest.json",
         dataset=f"{R}/{{benchmark}}/dataset.json",

@@ -6,8 +6,15 @@ from pathlib import Path
 
 @dataclass(frozen=True)
 class Frame:
-    frame_id: str  # unique within the dataset; also the prediction file's stem
+    frame_id: str  # unique within the dataset
     group_id: str  # the independent unit that must not cross splits (wall, drive, user)
     split: str
     image: Path  # absolute or relative to the working directory
     label: Path
+    # The prediction mask's path inside a predictions folder: the format's naming rule, which
+    # inference writes and scoring reads. By default "<frame_id>.png".
+    prediction: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.prediction:
+            object.__setattr__(self, "prediction", f"{self.frame_id}.png")

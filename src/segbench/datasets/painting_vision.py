@@ -4,19 +4,20 @@
     <data>/labels/<frame_id>.png        single-channel uint8 label
     <data>/frames.csv                   frame_id,wall_id,split
 
-The reader parses frames.csv strictly and builds Frame records (group_id = wall_id). It never
+The reader parses frames.csv strictly (datasets.listing) and builds Frame records (group_id = wall_id). It never
 opens images or labels: a missing, extra or broken file is a finding of the audit, not a reason
 to stop reading. It only decides which file a frame's image is (the .jpg or the .png that exists).
 """
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Sequence
 from pathlib import Path
 
 from ..errors import SegbenchError
 from .base import Frame
+from .format import DatasetFormat
+from .listing import Columns, read_listing
 
 FRAMES_CSV = "frames.csv"
 IMAGES_DIR = "images"
@@ -24,19 +25,6 @@ LABELS_DIR = "labels"
 HEADER = ("frame_id", "wall_id", "split")
 IMAGE_SUFFIXES = (".jpg", ".png")  # the first is the default when neither file exists
 LABEL_SUFFIX = ".png"
-
-
-def unsafe_stem_reason(frame_id: str) -> str | None:
-    """Why `frame_id` cannot be a file stem, or None when it can."""
-    if not frame_id:
-        return "is empty"
-    if "/" in frame_id or "\\" in frame_id:
-        return "contains a path separator"
-    if frame_id.startswith("."):
-        return "starts with '.'"
-    if any(ch.isspace() or not ch.isprintable() for ch in frame_id):
-        return "contains white space or a control character"
-    return None
 
 
 def image_candidates(data_dir: Path, frame_id: str) -> list[Path]:
@@ -58,30 +46,8 @@ def _image_path(data_dir: Path, frame_id: str) -> Path:
     return found[0] if found else image_candidates(data_dir, frame_id)[0]
 
 
-def _read_rows(path: Path) -> list[tuple[int, list[str]]]:
-    """(line number, fields) for every non-blank row after checking the header."""
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise SegbenchError(f"{path}: file not found (every Painting Vision dataset needs {FRAMES_CSV})") from None
-    except UnicodeDecodeError as exc:
-        raise SegbenchError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    except OSError as exc:
-        raise SegbenchError(f"{path}: cannot read: {exc.strerror}") from None
-    reader = csv.reader(text.splitlines(keepends=True), strict=True)
-    rows: list[tuple[int, list[str]]] = []
-    try:
-        for fields in reader:
-            if fields:  # a blank line carries nothing
-                rows.append((reader.line_num, fields))
-    except csv.Error as exc:
-        raise SegbenchError(f"{path}: line {reader.line_num}: malformed CSV ({exc})") from None
-    if not rows:
-        raise SegbenchError(f"{path}: empty file; expected the header '{','.join(HEADER)}'")
-    line, header = rows[0]
-    if tuple(header) != HEADER:
-        raise SegbenchError(f"{path}: line {line}: header is '{','.join(header)}', expected '{','.join(HEADER)}'")
-    return rows[1:]
+def _check_header(header: tuple[str, ...]) -> str | None:
+    return None if header == HEADER else f"'{','.join(HEADER)}'"
 
 
 def read_frames(data_dir: Path, splits: Sequence[str]) -> list[Frame]:
@@ -94,43 +60,23 @@ def read_frames(data_dir: Path, splits: Sequence[str]) -> list[Frame]:
     data_dir = Path(data_dir)
     if not data_dir.is_dir():
         raise SegbenchError(f"{data_dir}: data folder not found")
-    path = data_dir / FRAMES_CSV
-    allowed = list(splits)
-    first_line: dict[str, int] = {}
-    frames: list[Frame] = []
-    for line, fields in _read_rows(path):
-        where = f"{path}: line {line}"
-        if len(fields) != len(HEADER):
-            raise SegbenchError(f"{where}: {len(fields)} columns, expected {len(HEADER)} ({','.join(HEADER)})")
-        frame_id, wall_id, split = fields
-        reason = unsafe_stem_reason(frame_id)
-        if reason == "is empty":
-            raise SegbenchError(f"{where}: frame_id is empty")
-        if reason:
-            raise SegbenchError(f"{where}: frame_id {frame_id!r} {reason}; it must be a safe file name stem")
-        if frame_id in first_line:
-            raise SegbenchError(
-                f"{where}: duplicate frame_id {frame_id!r} (first listed at line {first_line[frame_id]})"
-            )
-        for name, value in (("wall_id", wall_id), ("split", split)):
-            if not value:
-                raise SegbenchError(f"{where}: {name} is empty (frame {frame_id!r})")
-            if value != value.strip():
-                raise SegbenchError(
-                    f"{where}: {name} {value!r} has leading or trailing white space (frame {frame_id!r})"
-                )
-        if split not in allowed:
-            raise SegbenchError(f"{where}: split {split!r} is not one of {allowed} (frame {frame_id!r})")
-        first_line[frame_id] = line
-        frames.append(
-            Frame(
-                frame_id=frame_id,
-                group_id=wall_id,
-                split=split,
-                image=_image_path(data_dir, frame_id),
-                label=label_path(data_dir, frame_id),
-            )
+    listed = read_listing(
+        data_dir / FRAMES_CSV,
+        Columns(*HEADER),
+        splits,
+        f"every Painting Vision dataset needs {FRAMES_CSV}",
+        _check_header,
+    )
+    frames = [
+        Frame(
+            frame_id=row.frame_id,
+            group_id=row.group,
+            split=row.split,
+            image=_image_path(data_dir, row.frame_id),
+            label=label_path(data_dir, row.frame_id),
         )
+        for row in listed
+    ]
     return sorted(frames, key=lambda f: f.frame_id)
 
 
@@ -151,3 +97,21 @@ def list_unlisted_files(data_dir: Path, frames: Sequence[Frame]) -> list[Path]:
         if folder.is_dir():
             unlisted.extend(p for p in folder.iterdir() if p not in owned)
     return sorted(unlisted)
+
+
+def _frame_image_candidates(data_dir: Path, frame: Frame) -> list[Path]:
+    return image_candidates(data_dir, frame.frame_id)
+
+
+def _index_files(data_dir: Path, labels: Sequence[Path]) -> list[Path]:
+    return [Path(data_dir) / FRAMES_CSV]
+
+
+FORMAT = DatasetFormat(
+    name="painting-vision",
+    listing=FRAMES_CSV,
+    read_frames=read_frames,
+    image_candidates=_frame_image_candidates,
+    list_unlisted_files=list_unlisted_files,
+    index_files=_index_files,
+)

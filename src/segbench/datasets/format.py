@@ -1,0 +1,48 @@
+"""What every on-disk format's reader provides: the one interface the rest of segbench uses.
+
+A reader module (painting_vision.py, idd.py, easyportrait.py) ends with a FORMAT instance. The
+audit, provenance and the workflow's plan only ever call these functions, so a new format is a
+new reader module plus one line in datasets/__init__.py; nothing in scoring or audit changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from .base import Frame
+
+
+@dataclass(frozen=True)
+class FormatFinding:
+    """A format-specific audit finding (e.g. an IDD mask out of date with its polygons)."""
+
+    code: str
+    severity: str  # "error" or "warning"
+    message: str
+    frames: tuple[str, ...] = ()
+    groups: tuple[str, ...] = ()
+
+
+def no_findings(data_dir: Path, frames: Sequence[Frame]) -> list[FormatFinding]:
+    return []
+
+
+@dataclass(frozen=True)
+class DatasetFormat:
+    name: str
+    # What lists the frames, as the audit names it ("frames.csv", "meta.csv", ...).
+    listing: str
+    # Every frame, sorted by frame_id. Raises SegbenchError naming the file for a malformed
+    # listing; never opens images or labels (a missing file is a finding of the audit).
+    read_frames: Callable[[Path, Sequence[str]], list[Frame]]
+    # The paths a frame's image may have, in order of preference; two existing is an audit error.
+    image_candidates: Callable[[Path, Frame], list[Path]]
+    # Entries of the data folder that belong to no frame (the audit reports each as an error).
+    list_unlisted_files: Callable[[Path, Sequence[Frame]], list[Path]]
+    # The files that list the frames or that the labels are made from (the workflow's inputs
+    # beside images and labels), given the frames' label paths.
+    index_files: Callable[[Path, Sequence[Path]], list[Path]]
+    # Checks only this format needs, run by the audit after the common ones.
+    extra_findings: Callable[[Path, Sequence[Frame]], list[FormatFinding]] = no_findings

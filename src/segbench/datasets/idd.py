@@ -1,0 +1,179 @@
+"""Reader for the India Driving Dataset (IDD20K) on-disk format.
+
+    <data>/gtFine/<split>/<drive>/<img_id>_gtFine_polygons.json      the annotation (lists the frame)
+    <data>/gtFine/<split>/<drive>/<img_id>_gtFine_labellevel3Ids.png  its level-3 mask (segbench.idd.masks)
+    <data>/leftImg8bit/<split>/<drive>/<img_id>_leftImg8bit.png|.jpg  the image (Part I .png, Part II .jpg)
+    <data>/gtFine/labellevel3Ids.segbench.json                        how the masks were made (Pillow version)
+
+A frame is one polygon file: frame_id "<drive>/<img_id>", group_id the drive (drives must not
+cross splits), label the mask beside the JSON. Its prediction is named as in the challenge's
+submission format, "<drive>/<img_id>_gtFine_labellevel3Ids.png". Like the other readers this
+one never opens images or masks: a missing file is a finding of the audit.
+
+Splits whose gtFine/<split> folder does not exist (the public IDD20K test split has no labels)
+are unannotated: their images are neither frames nor unlisted files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from ..errors import SegbenchError
+from ..idd.masks import MASK_SUFFIX, POLYGONS_GLOB, POLYGONS_SUFFIX, RECORD, mask_path, polygons_path, read_record
+from ..provenance import sha256_file
+from .base import Frame
+from .format import DatasetFormat, FormatFinding
+
+GT_DIR = "gtFine"
+IMAGES_DIR = "leftImg8bit"
+IMAGE_SUFFIX = "_leftImg8bit"
+IMAGE_EXTENSIONS = (".png", ".jpg")  # the first is the default when neither file exists
+GT_FILE_INFIX = "_gtFine_"  # any <img_id>_gtFine_* file belongs to its frame (other id types, colours)
+
+
+def _image_candidates(data_dir: Path, split: str, drive: str, img_id: str) -> list[Path]:
+    folder = Path(data_dir) / IMAGES_DIR / split / drive
+    return [folder / f"{img_id}{IMAGE_SUFFIX}{ext}" for ext in IMAGE_EXTENSIONS]
+
+
+def _parts(frame: Frame) -> tuple[str, str]:
+    drive, img_id = frame.frame_id.split("/")
+    return drive, img_id
+
+
+def frame_image_candidates(data_dir: Path, frame: Frame) -> list[Path]:
+    return _image_candidates(data_dir, frame.split, *_parts(frame))
+
+
+def read_frames(data_dir: Path, splits: Sequence[str]) -> list[Frame]:
+    """Every polygon file under gtFine/<split>/<drive>/ for the benchmark's splits, sorted by frame_id."""
+    data_dir = Path(data_dir)
+    if not data_dir.is_dir():
+        raise SegbenchError(f"{data_dir}: data folder not found")
+    if not (data_dir / GT_DIR).is_dir():
+        raise SegbenchError(f"{data_dir / GT_DIR}: not found (an IDD dataset holds {POLYGONS_GLOB})")
+    frames: dict[str, Frame] = {}
+    for split in splits:
+        for polygons in sorted((data_dir / GT_DIR / split).glob(f"*/*{POLYGONS_SUFFIX}")):
+            drive, img_id = polygons.parent.name, polygons.name.removesuffix(POLYGONS_SUFFIX)
+            frame_id = f"{drive}/{img_id}"
+            if frame_id in frames:
+                raise SegbenchError(
+                    f"{polygons}: frame {frame_id} is also {polygons_path(frames[frame_id].label)}: "
+                    f"drive '{drive}' is in splits '{frames[frame_id].split}' and '{split}' with the same image id"
+                )
+            candidates = _image_candidates(data_dir, split, drive, img_id)
+            frames[frame_id] = Frame(
+                frame_id=frame_id,
+                group_id=drive,
+                split=split,
+                image=next((p for p in candidates if p.is_file()), candidates[0]),
+                label=mask_path(polygons),
+                prediction=f"{drive}/{img_id}{MASK_SUFFIX}",
+            )
+    return [frames[k] for k in sorted(frames)]
+
+
+def list_unlisted_files(data_dir: Path, frames: Sequence[Frame]) -> list[Path]:
+    """Entries of gtFine/ and leftImg8bit/ that belong to no frame, sorted.
+
+    A frame owns its image candidates and every <img_id>_gtFine_* file beside its polygons (other
+    id types, colour renderings). Anything else in an annotated split (a stray image, a drive
+    without annotations, a split folder of gtFine/ without frames) is reported.
+    """
+    data_dir = Path(data_dir)
+    splits = {f.split for f in frames}
+    owned: set[Path] = {data_dir / RECORD}
+    gt_files: dict[Path, set[str]] = {}  # drive folder of gtFine/ -> the file-name prefixes its frames own
+    image_drives: set[Path] = set()
+    for frame in frames:
+        drive, img_id = _parts(frame)
+        candidates = frame_image_candidates(data_dir, frame)
+        owned.update(candidates)
+        image_drives.add(candidates[0].parent)
+        gt_files.setdefault(data_dir / GT_DIR / frame.split / drive, set()).add(f"{img_id}{GT_FILE_INFIX}")
+    unlisted: list[Path] = []
+    for root, drives in ((GT_DIR, set(gt_files)), (IMAGES_DIR, image_drives)):
+        top = data_dir / root
+        if not top.is_dir():
+            continue
+        for split_dir in top.iterdir():
+            if split_dir in owned:
+                continue
+            if split_dir.name not in splits or not split_dir.is_dir():
+                unannotated = root == IMAGES_DIR and not (data_dir / GT_DIR / split_dir.name).exists()
+                if not unannotated:
+                    unlisted.append(split_dir)
+                continue
+            for drive_dir in split_dir.iterdir():
+                if drive_dir not in drives or not drive_dir.is_dir():
+                    unlisted.append(drive_dir)
+                    continue
+                prefixes = gt_files.get(drive_dir, set())
+                unlisted += [
+                    entry
+                    for entry in drive_dir.iterdir()
+                    if entry not in owned and not any(entry.name.startswith(p) for p in prefixes)
+                ]
+    return sorted(unlisted)
+
+
+def index_files(data_dir: Path, labels: Sequence[Path]) -> list[Path]:
+    """The polygon files the masks are drawn from."""
+    return [polygons_path(Path(label)) for label in labels]
+
+
+def mask_provenance(data_dir: Path, frames: Sequence[Frame]) -> list[FormatFinding]:
+    """Masks must be those drawn from the polygons on disk, as recorded when they were drawn."""
+    data_dir = Path(data_dir)
+    try:
+        record = read_record(data_dir)
+    except SegbenchError as exc:
+        return [FormatFinding("label-provenance", "error", str(exc))]
+    if record is None:
+        return [
+            FormatFinding(
+                "label-provenance",
+                "warning",
+                f"{RECORD.as_posix()} not found: the masks were not drawn by `python -m segbench.idd.masks`, so the "
+                "Pillow version that drew their polygon edges is unknown and they are not checked against the polygons",
+            )
+        ]
+    findings = []
+    for frame in frames:
+        polygons = polygons_path(frame.label)
+        if not frame.label.is_file() or not polygons.is_file():
+            continue  # the common checks report a missing mask
+        key = frame.label.relative_to(data_dir / GT_DIR).as_posix()
+        entry = record["masks"].get(key)
+        problem = None
+        if entry is None:
+            problem = "is not in the record of the drawn masks"
+        elif entry.get("polygons_sha256") != sha256_file(polygons):
+            problem = f"is out of date: {polygons.name} changed after the mask was drawn"
+        elif entry.get("mask_sha256") != sha256_file(frame.label):
+            problem = "changed after it was drawn"
+        if problem:
+            findings.append(
+                FormatFinding(
+                    "label-provenance",
+                    "error",
+                    f"frame '{frame.frame_id}': mask {GT_DIR}/{key} {problem}; redraw the masks with "
+                    "`python -m segbench.idd.masks --data DIR`",
+                    (frame.frame_id,),
+                    (frame.group_id,),
+                )
+            )
+    return findings
+
+
+FORMAT = DatasetFormat(
+    name="idd",
+    listing=POLYGONS_GLOB,
+    read_frames=read_frames,
+    image_candidates=frame_image_candidates,
+    list_unlisted_files=list_unlisted_files,
+    index_files=index_files,
+    extra_findings=mask_provenance,
+)

@@ -1,0 +1,68 @@
+"""The one-shot command (benchmark.py) on the IDD20K and EasyPortrait benchmarks, on their
+synthetic datasets in the exact on-disk format, with a small untrained checkpoint."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from segbench.definitions import load_benchmark
+from segbench.models.architectures import build
+from segbench.models.checkpoint import save_checkpoint
+from segbench.oneshot import main
+from segbench.synthetic import easyportrait, idd
+from segbench.synthetic.training import IMAGENET
+
+CASES = {
+    "idd20k-icvgip2020": (idd.build_dataset, "idd:", ["level3", "level2", "level1_reference", "level1_corrected"]),
+    "easyportrait": (easyportrait.build_dataset, "ep:", ["easyportrait_9", "easyportrait_fp8", "easyportrait_ps2"]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_one_shot(tmp_path, capsys, name):
+    build_dataset, prefix, reports = CASES[name]
+    benchmark = load_benchmark(name)
+    data = tmp_path / "data"
+    build_dataset(data)
+    torch.manual_seed(0)
+    model = build("tiny-segnet", {"widths": [4, 8, 8]}, num_classes=benchmark.ground_truth.size)
+    checkpoint = tmp_path / "model.pt"
+    save_checkpoint(checkpoint, model, "tiny-segnet", {"widths": [4, 8, 8]}, benchmark.ground_truth, IMAGENET)
+    record_path = tmp_path / "submission.json"
+    code = main(["--benchmark", name, "--data", str(data), "--checkpoint", str(checkpoint), "--split", "test",
+                 "--device", "cpu", "--work-dir", str(tmp_path / "work"), "--emit-submission", str(record_path)])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    record = json.loads(record_path.read_text())
+    assert record["benchmark"] == name and record["split"] == "test" and record["frames"] == 4
+    assert record["dataset_id"].startswith(prefix)
+    assert record["inference_size"] == benchmark.inference_size
+    assert [k for k in record if k in reports] == reports
+    assert record["floor"]["metric"] == ".".join(benchmark.floor_compare_on)
+    assert record["floor"]["value"] is not None  # every class of the ground truth is in the synthetic test split
+    assert f"{benchmark.title} v{benchmark.benchmark_version} — split test, 4 frames" in out.out
+
+
+def test_audit_failure_stops_the_one_shot(tmp_path, capsys):
+    """A test image moved to a training user: the user crosses splits, nothing is evaluated."""
+    data = tmp_path / "data"
+    rows = easyportrait.build_dataset(data)
+    train_user = next(r["user_id"] for r in rows if r["set"] == "train")
+    moved = next(r["image_name"] for r in rows if r["set"] == "test")
+    meta = data / "meta.csv"
+    meta.write_text("\n".join(
+        line if not line.startswith(moved) else line.replace(line.split(",")[1], train_user)
+        for line in meta.read_text().splitlines()
+    ) + "\n")
+    checkpoint = tmp_path / "model.pt"
+    benchmark = load_benchmark("easyportrait")
+    save_checkpoint(checkpoint, build("tiny-segnet", {"widths": [4, 8, 8]}, 9), "tiny-segnet", {"widths": [4, 8, 8]},
+                    benchmark.ground_truth, IMAGENET)
+    code = main(["--benchmark", "easyportrait", "--data", str(data), "--checkpoint", str(checkpoint), "--device", "cpu",
+                 "--work-dir", str(tmp_path / "work")])
+    assert code == 1
+    err = capsys.readouterr().err
+    assert "audit failed" in err and f"user '{train_user}' is in more than one split" in err
