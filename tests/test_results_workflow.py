@@ -13,7 +13,7 @@ import yaml
 from PIL import Image
 
 from browser import chromium, console_errors, probe
-from test_workflow import run, tracked_copy
+from test_workflow import only_benchmark, run, tracked_copy
 
 from segbench import overlays, plots
 
@@ -25,7 +25,7 @@ MODELS = ("best", "segformer-ade")
 
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory):
-    repo = tracked_copy(tmp_path_factory.mktemp("results-repo"))
+    repo = only_benchmark(tracked_copy(tmp_path_factory.mktemp("results-repo")))
     config_path = repo / "config" / "config.yaml"
     config = yaml.safe_load(config_path.read_text())
     config["bootstrap"] = {"resamples": RESAMPLES, "seed": 3}

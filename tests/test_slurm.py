@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from test_workflow import BIN, run, tracked_copy
+from test_workflow import BIN, only_benchmark, run, tracked_copy
 
 pytestmark = pytest.mark.workflow
 
@@ -137,8 +137,8 @@ def sacct_jobs(repo: Path, since: str) -> list[tuple[str, str, str]]:
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory) -> dict:
-    slurm = tracked_copy(tmp_path_factory.mktemp("slurm"))
-    local = tracked_copy(tmp_path_factory.mktemp("local"))
+    slurm = only_benchmark(tracked_copy(tmp_path_factory.mktemp("slurm")))
+    local = only_benchmark(tracked_copy(tmp_path_factory.mktemp("local")))
     planned = planned_jobs(slurm)
     since = (datetime.now() - timedelta(seconds=5)).strftime("%Y-%m-%dT%H:%M:%S")
 

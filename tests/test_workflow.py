@@ -37,6 +37,16 @@ def tracked_copy(target: Path) -> Path:
     return target
 
 
+def only_benchmark(repo: Path, name: str = "painting-vision") -> Path:
+    """Restrict the copy's config to one benchmark and its models (for tests of mechanisms)."""
+    config_path = repo / "config" / "config.yaml"
+    config = yaml.safe_load(config_path.read_text())
+    config["benchmarks"] = {name: config["benchmarks"][name]}
+    config["models"] = {m: config["models"][m] for m in config["benchmarks"][name]["models"]}
+    config_path.write_text(yaml.safe_dump(config, sort_keys=False))
+    return repo
+
+
 def run(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
     env = dict(os.environ, PATH=f"{BIN}:{os.environ['PATH']}", SEGBENCH_ROOT=str(repo))
     done = subprocess.run(list(args), cwd=repo, env=env, capture_output=True, text=True)
@@ -60,6 +70,10 @@ def leaderboard(repo: Path) -> dict:
     return json.loads((repo / "results" / "leaderboard.json").read_text())
 
 
+def pv_group(repo: Path) -> dict:
+    return next(g for g in leaderboard(repo)["groups"] if g["benchmark"] == "painting-vision")
+
+
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory) -> Path:
     return tracked_copy(tmp_path_factory.mktemp("repo"))
@@ -74,8 +88,12 @@ def first_run(repo: Path) -> Path:
 
 def test_full_run_restores_pinned_inputs_and_builds_the_table(first_run: Path):
     board = leaderboard(first_run)
-    (group,) = board["groups"]
-    assert group["benchmark"] == "painting-vision" and group["split"] == "test"
+    assert [g["benchmark"] for g in board["groups"]] == ["easyportrait", "idd20k-icvgip2020", "painting-vision"]
+    for other in board["groups"][:2]:
+        assert [r["model"] for r in other["rows"]] == [other["rows"][0]["model"], "floor"]
+        assert other["rows"][0]["beats_floor"] is True
+    group = pv_group(first_run)
+    assert group["split"] == "test"
     assert [r["model"] for r in group["rows"]][-1] == "floor"
     assert {r["model"] for r in group["rows"]} == {"best", "segformer-ade", "floor"}
     assert all(r["beats_floor"] for r in group["rows"] if r["model"] != "floor")
@@ -85,6 +103,8 @@ def test_full_run_restores_pinned_inputs_and_builds_the_table(first_run: Path):
         assert (first_run / "results" / f"leaderboard{suffix}").stat().st_size > 0
     metrics = json.loads((first_run / "metrics.json").read_text())
     assert set(metrics["painting-vision"]["test"]) == {"best", "segformer-ade", "floor"}
+    assert set(metrics["idd20k-icvgip2020"]["test"]) == {"idd-best", "floor"}
+    assert set(metrics["easyportrait"]["test"]) == {"easyportrait-best", "floor"}
 
 
 def test_table_equals_the_one_shot_command(first_run: Path):
@@ -115,7 +135,7 @@ def test_adding_a_model_runs_only_its_jobs(first_run: Path):
         "plot_data": 1, "leaderboard": 1, "all": 1,
     }
     run(first_run, "snakemake", "--cores", "2")
-    rows = leaderboard(first_run)["groups"][0]["rows"]
+    rows = pv_group(first_run)["rows"]
     assert {r["model"] for r in rows} == {"best", "best-320", "segformer-ade", "floor"}
 
 
@@ -124,12 +144,12 @@ def test_metric_code_change_rescores_without_inference(first_run: Path):
     metrics_py.write_text(metrics_py.read_text() + "\n")
     jobs = planned_jobs(first_run)
     assert "infer" not in jobs and "score" not in jobs
-    assert jobs["metrics"] == 4  # three models and the floor
+    assert jobs["metrics"] == 4 + 2 + 2  # Painting Vision: three models and the floor; IDD, EasyPortrait: 1 + floor
     run(first_run, "snakemake", "--cores", "2")
 
 
 def test_one_label_change_changes_the_dataset_id_and_the_table(first_run: Path):
-    before = leaderboard(first_run)["groups"][0]
+    before = pv_group(first_run)
     label = sorted((first_run / "data" / "labels").glob("*.png"))[-1]
     from PIL import Image
     import numpy as np
@@ -143,7 +163,7 @@ def test_one_label_change_changes_the_dataset_id_and_the_table(first_run: Path):
     # ... until the maintainer re-pins the manifest.
     run(first_run, "segbench", "manifest", "--data", "data", "--out", "data_manifest.json")
     run(first_run, "snakemake", "--cores", "2")
-    after = leaderboard(first_run)["groups"][0]
+    after = pv_group(first_run)
     assert after["dataset_id"] != before["dataset_id"]
     assert after["rows"] != before["rows"]
 
@@ -181,7 +201,7 @@ def test_unreachable_remote_says_which_and_how_to_fix(tmp_path: Path):
 
 
 def test_failing_audit_stops_before_inference(tmp_path: Path, first_run: Path):
-    repo = tracked_copy(tmp_path)
+    repo = only_benchmark(tracked_copy(tmp_path))
     shutil.copytree(first_run / "data", repo / "data")
     lines = (repo / "data" / "frames.csv").read_text().splitlines()
     first_test = next(i for i, line in enumerate(lines) if line.endswith(",test"))
