@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -10,6 +9,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 from PIL import Image
+
+from test_models import make_segformer
 
 from segbench import inference
 from segbench.datasets.base import Frame
@@ -271,23 +272,7 @@ def test_checkpoint_and_torchscript_give_identical_masks(tiny_models, shard, tmp
 
 
 def test_segformer_end_to_end(tmp_path):
-    from transformers import SegformerConfig, SegformerForSemanticSegmentation
-
-    names = load_label_space("ade20k").names
-    torch.manual_seed(0)
-    config = SegformerConfig(
-        num_channels=3,
-        num_encoder_blocks=4,
-        depths=[1, 1, 1, 1],
-        hidden_sizes=[8, 16, 24, 32],
-        decoder_hidden_size=16,
-        num_attention_heads=[1, 1, 1, 1],
-        num_labels=150,
-        id2label=dict(enumerate(names)),
-    )
-    folder = tmp_path / "segformer"
-    SegformerForSemanticSegmentation(config).eval().save_pretrained(folder)
-    (folder / "preprocessor_config.json").write_text(json.dumps({"image_mean": [0.5] * 3, "image_std": [0.5] * 3}))
+    folder = make_segformer(tmp_path / "segformer", load_label_space("ade20k").names)
     model = load_model("hf-segformer", folder, load_benchmark("painting-vision"), "ade20k", "cpu")
     frame = write_frame(tmp_path / "data", "f", random_rgb(60, 90, 5))
     [out] = run_inference(model, [frame], tmp_path / "out", 96, progress=False)

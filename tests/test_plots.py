@@ -9,7 +9,7 @@ from PIL import Image
 from segbench import overlays, plots
 from segbench.bootstrap import Subject
 from segbench.definitions import known_benchmarks, load_benchmark
-from test_bootstrap import FRAMES, counts, floored
+from test_bootstrap import counts, floored
 
 PV = load_benchmark("painting-vision")
 TEN = PV.ground_truth

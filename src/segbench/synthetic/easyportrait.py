@@ -22,6 +22,8 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageDraw
 
+from . import empty_output_folder
+
 SIZES = ((960, 1280), (1280, 960))  # (width, height): portrait and landscape, as phones shoot
 # (user index, split): eight users, split by user.
 USERS = ((0, "train"), (1, "train"), (2, "train"), (3, "train"), (4, "train"), (5, "val"), (6, "test"), (7, "test"))
@@ -135,9 +137,7 @@ def build_dataset(out_dir: Path, seed: int = 0) -> list[dict]:
 
     `out_dir` must be absent or empty, so that no stale frame outlives a rebuild.
     """
-    out_dir = Path(out_dir)
-    if out_dir.exists() and any(out_dir.iterdir()):
-        raise FileExistsError(f"{out_dir}: not empty; build the synthetic dataset into a new folder")
+    out_dir = empty_output_folder(out_dir)
     rows = []
     for user, split in USERS:
         user_rng = np.random.default_rng([seed, user])

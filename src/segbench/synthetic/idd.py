@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageDraw
 
+from . import empty_output_folder
 from ..idd.masks import POLYGONS_SUFFIX, write_masks
 from ..idd.table import load_table
 
@@ -204,9 +205,7 @@ def build_dataset(out_dir: Path, seed: int = 0) -> list[dict]:
 
     `out_dir` must be absent or empty, so that no stale frame outlives a rebuild.
     """
-    out_dir = Path(out_dir)
-    if out_dir.exists() and any(out_dir.iterdir()):
-        raise FileExistsError(f"{out_dir}: not empty; build the synthetic dataset into a new folder")
+    out_dir = empty_output_folder(out_dir)
     rows = []
     for drive_index, (drive, split) in enumerate(DRIVES):
         png = drive_index % 2 == 1  # Part I frames are PNG, Part II frames JPEG

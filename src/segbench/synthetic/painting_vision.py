@@ -21,6 +21,8 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageDraw
 
+from . import empty_output_folder
+
 FRAME_SIZES = ((640, 480), (480, 640), (560, 420), (512, 384))  # (width, height)
 SCENE_SCALE = 1.5  # a scene is this much larger than its frames; frames are crops of it
 FRAMES_CSV_HEADER = "frame_id,wall_id,split"
@@ -114,9 +116,7 @@ def build_dataset(out_dir: Path, seed: int = 0, walls: int = 14, frames_per_wall
 
     `out_dir` must be absent or empty, so that no stale frame outlives a rebuild.
     """
-    out_dir = Path(out_dir)
-    if out_dir.exists() and any(out_dir.iterdir()):
-        raise FileExistsError(f"{out_dir}: not empty; build the synthetic dataset into a new folder")
+    out_dir = empty_output_folder(out_dir)
     if frames_per_wall < 1:
         raise ValueError(f"frames_per_wall must be at least 1, got {frames_per_wall}")
     splits = _wall_splits(seed, walls)
