@@ -11,7 +11,7 @@ export PATH := $(abspath $(BIN)):$(PATH)
 $(BIN)/.installed: pyproject.toml envs/requirements.lock
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --disable-pip-version-check -r envs/requirements.lock
-	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
+	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps -e .
 	touch $@
 
 # Restore the DVC-pinned embedded default (data, checkpoints) from the in-repository remote.
