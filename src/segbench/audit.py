@@ -36,7 +36,8 @@ from .datasets.format import DatasetFormat
 from .definitions import Benchmark
 from .errors import AuditFailed, SegbenchError
 from .labels import RAW_VALUES
-from .provenance import atomic_write_text, sha256_file
+from .fileio import atomic_write_text
+from .provenance import sha256_file
 
 ERROR = "error"
 WARNING = "warning"

@@ -12,6 +12,7 @@ import pyarrow.parquet as pq
 
 from .confusion import FrameCounts
 from .errors import SegbenchError
+from .fileio import atomic_path
 
 METADATA_KEY = b"segbench"
 
@@ -30,10 +31,8 @@ def write_counts(path: Path, counts: FrameCounts, metadata: dict[str, Any]) -> N
     )
     meta = dict(metadata, frames=list(counts.frame_ids))
     table = table.replace_schema_metadata({METADATA_KEY: json.dumps(meta, sort_keys=True).encode()})
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(path.name + ".partial")
-    pq.write_table(table, partial, compression="zstd")
-    partial.replace(path)
+    with atomic_path(path) as partial:
+        pq.write_table(table, partial, compression="zstd")
 
 
 def read_counts(path: Path) -> tuple[FrameCounts, dict[str, Any]]:

@@ -24,14 +24,20 @@ def read_yaml(path: Path) -> Any:
         raise SegbenchError(f"{path}: not valid YAML: {exc}") from None
 
 
+def config_table(folder: str, name: str, schema: str, unknown: str) -> tuple[Path, Any]:
+    """config/FOLDER/NAME.yaml, validated by its schema; a missing one lists those that exist."""
+    path = config_dir() / folder / f"{name}.yaml"
+    if not path.is_file():
+        known = sorted(p.stem for p in (config_dir() / folder).glob("*.yaml"))
+        raise SegbenchError(f"{unknown} '{name}' (no {path}); known: {known}")
+    table = read_yaml(path)
+    validate(table, schema, path)
+    return path, table
+
+
 @cache
 def load_label_space(name: str) -> LabelSpace:
-    path = config_dir() / "label_spaces" / f"{name}.yaml"
-    if not path.is_file():
-        known = sorted(p.stem for p in (config_dir() / "label_spaces").glob("*.yaml"))
-        raise SegbenchError(f"unknown label space '{name}' (no {path}); known: {known}")
-    table = read_yaml(path)
-    validate(table, "label_space", path)
+    path, table = config_table("label_spaces", name, "label_space", "unknown label space")
     if table["name"] != name:
         raise SegbenchError(f"{path}: field 'name' is '{table['name']}', expected '{name}' (the file's stem)")
     return LabelSpace.from_table(table)
@@ -118,12 +124,7 @@ def benchmark_path(name: str) -> Path:
 
 def mapping_file_rules(name: str, where: str) -> list[dict[str, Any]]:
     """The mapping rules of config/mappings/NAME.yaml."""
-    path = config_dir() / "mappings" / f"{name}.yaml"
-    if not path.is_file():
-        known = sorted(p.stem for p in (config_dir() / "mappings").glob("*.yaml"))
-        raise SegbenchError(f"{where}: unknown mapping file '{name}' (no {path}); known: {known}")
-    doc = read_yaml(path)
-    validate(doc, "mappings", path)
+    _, doc = config_table("mappings", name, "mappings", f"{where}: unknown mapping file")
     return doc["mappings"]
 
 

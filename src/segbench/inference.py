@@ -51,6 +51,7 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
+from .fileio import partial_path
 from .datasets.base import Frame
 from .errors import SegbenchError
 from .maskio import image_size, read_rgb, write_mask
@@ -291,7 +292,7 @@ def run_inference(
         writer.shutdown(wait=True, cancel_futures=True)
         for path in outputs:
             path.unlink(missing_ok=True)
-            path.with_name(path.name + ".partial").unlink(missing_ok=True)
+            partial_path(path).unlink(missing_ok=True)
         raise
     finally:
         bar.close()

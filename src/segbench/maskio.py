@@ -6,6 +6,7 @@ import numpy as np
 from PIL import Image, UnidentifiedImageError
 
 from .errors import SegbenchError
+from .fileio import atomic_path
 
 
 def open_image(path: Path) -> Image.Image:
@@ -56,7 +57,5 @@ def write_mask(path: Path, mask: np.ndarray) -> None:
     """Write an (H, W) uint8 mask as an 8-bit single-channel PNG, atomically."""
     if mask.dtype != np.uint8 or mask.ndim != 2:
         raise ValueError(f"mask must be a 2-D uint8 array, got {mask.dtype} {mask.shape}")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(path.name + ".partial")
-    Image.fromarray(mask).save(partial, format="PNG")
-    partial.replace(path)
+    with atomic_path(path) as partial:
+        Image.fromarray(mask).save(partial, format="PNG")

@@ -20,6 +20,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+from .fileio import atomic_path
 from . import metrics  # noqa: E402
 from .bootstrap import Subject  # noqa: E402
 from .definitions import Benchmark, MetricSpec, ReportSpec  # noqa: E402
@@ -39,11 +40,9 @@ def pixel_size(kind: str) -> tuple[int, int]:
 
 
 def save(fig: plt.Figure, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(path.name + ".partial.png")
-    fig.savefig(partial, dpi=DPI, format="png", metadata={"Software": None})
+    with atomic_path(path) as partial:
+        fig.savefig(partial, dpi=DPI, format="png", metadata={"Software": None})
     plt.close(fig)
-    partial.replace(path)
 
 
 def figure(kind: str) -> plt.Figure:

@@ -19,13 +19,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from .datasets.base import Frame
 from .errors import SegbenchError
+from .fileio import atomic_write_text
 
 MANIFEST_FORMAT = "segbench-manifest"
 MANIFEST_VERSION = 1
@@ -133,23 +133,6 @@ def build_manifest(data_dir: Path, frames: Sequence[Frame], id_prefix: str = "pv
         "dataset_id": dataset_id(entries, id_prefix),
         "frames": entries,
     }
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write `text` (UTF-8) to `path` via a temporary file in the same folder and a rename."""
-    path = Path(path)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as stream:
-                stream.write(text)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-    except OSError as exc:
-        raise SegbenchError(f"{path}: cannot write: {exc.strerror}") from None
 
 
 def write_manifest(path: Path, manifest: Mapping[str, Any]) -> None:

@@ -21,7 +21,7 @@ from .errors import SegbenchError
 from .evaluation import evaluate
 from .labels import LabelSpace
 from .scoring import check_prediction_folder, score_constant, score_predictions
-from .provenance import atomic_write_text
+from .fileio import atomic_write_text
 from .submission import ModelIdentity, build_record, write_record
 
 

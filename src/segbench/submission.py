@@ -10,6 +10,7 @@ from typing import Any
 from . import __version__
 from .definitions import Benchmark
 from .errors import SegbenchError
+from .fileio import atomic_write_text
 from .evaluation import beats, headline
 from .paths import schema_path
 from .schemas import validate
@@ -76,10 +77,7 @@ def dumps(record: dict[str, Any]) -> str:
 def write_record(path: Path, record: dict[str, Any], benchmark: Benchmark) -> None:
     """Validate against the schemas, then write atomically: an invalid record is never written."""
     validate_record(record, benchmark, path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(path.name + ".partial")
-    partial.write_text(dumps(record))
-    partial.replace(path)
+    atomic_write_text(path, dumps(record))
 
 
 def read_record(path: Path, benchmark: Benchmark) -> dict[str, Any]:

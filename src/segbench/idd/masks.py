@@ -33,7 +33,8 @@ from PIL import Image, ImageDraw
 from .. import __version__
 from ..errors import SegbenchError
 from ..maskio import write_mask
-from ..provenance import atomic_write_text, sha256_file
+from ..fileio import atomic_write_text
+from ..provenance import sha256_file
 from ..scoring import workers
 from .table import LabelTable, load_table
 
