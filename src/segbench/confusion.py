@@ -33,6 +33,13 @@ def value_histogram(mask: np.ndarray) -> np.ndarray:
     return np.bincount(mask.ravel(), minlength=RAW_VALUES)
 
 
+def histogram_cells(hist: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The non-zero cells of a (256, 256) joint histogram: (uint16 `gt << 8 | pred` ascending, int64 counts)."""
+    flat = hist.reshape(-1)
+    cells = np.flatnonzero(flat)
+    return cells.astype(np.uint16), flat[cells].astype(np.int64)
+
+
 def constant_prediction(gt_histogram: np.ndarray, value: int) -> np.ndarray:
     """The joint histogram of a predictor that outputs `value` everywhere, from GT counts alone."""
     hist = np.zeros((RAW_VALUES, RAW_VALUES), dtype=np.int64)
@@ -51,15 +58,20 @@ class FrameCounts:
     count: np.ndarray  # int64
 
     @classmethod
-    def from_histograms(cls, frame_ids: Sequence[str], histograms: Sequence[np.ndarray]) -> FrameCounts:
-        parts = [np.nonzero(h) for h in histograms]
+    def from_cells(cls, frame_ids: Sequence[str], cells: Sequence[tuple[np.ndarray, np.ndarray]]) -> FrameCounts:
+        """From each frame's (cells, counts): cells are `gt << 8 | pred` (see histogram_cells)."""
+        index = np.concatenate([c for c, _ in cells] or [np.zeros(0, np.uint16)]).astype(np.uint16)
         return cls(
             frame_ids=tuple(frame_ids),
-            frame=np.concatenate([np.full(len(g), i, np.int32) for i, (g, _) in enumerate(parts)] or [np.zeros(0, np.int32)]),
-            gt=np.concatenate([g for g, _ in parts] or [np.zeros(0)]).astype(np.uint8),
-            pred=np.concatenate([p for _, p in parts] or [np.zeros(0)]).astype(np.uint8),
-            count=np.concatenate([h[g, p] for h, (g, p) in zip(histograms, parts)] or [np.zeros(0)]).astype(np.int64),
+            frame=np.repeat(np.arange(len(cells), dtype=np.int32), [len(c) for c, _ in cells]),
+            gt=(index >> 8).astype(np.uint8),
+            pred=(index & 0xFF).astype(np.uint8),
+            count=np.concatenate([n for _, n in cells] or [np.zeros(0, np.int64)]).astype(np.int64),
         )
+
+    @classmethod
+    def from_histograms(cls, frame_ids: Sequence[str], histograms: Sequence[np.ndarray]) -> FrameCounts:
+        return cls.from_cells(frame_ids, [histogram_cells(h) for h in histograms])
 
     @classmethod
     def merge(cls, parts: Sequence[FrameCounts]) -> FrameCounts:
@@ -103,11 +115,11 @@ class FrameCounts:
         return matrices
 
 
-def invalid_values(hist: np.ndarray, gt_lut: np.ndarray, pred_lut: np.ndarray) -> tuple[list[int], list[int]]:
-    """Raw values present in a joint histogram that the lookup tables call INVALID (gt, pred)."""
-    gt_present = np.flatnonzero(hist.sum(axis=1))
-    pred_present = np.flatnonzero(hist.sum(axis=0))
+def invalid_values(cells: np.ndarray, gt_lut: np.ndarray, pred_lut: np.ndarray) -> tuple[list[int], list[int]]:
+    """Raw values in a frame's cells (`gt << 8 | pred`) that the lookup tables call INVALID (gt, pred)."""
+    gt_present = np.unique(cells >> 8)
+    pred_present = np.unique(cells & 0xFF)
     return (
-        [int(v) for v in gt_present if gt_lut[v] == INVALID],
-        [int(v) for v in pred_present if pred_lut[v] == INVALID],
+        [int(v) for v in gt_present[gt_lut[gt_present] == INVALID]],
+        [int(v) for v in pred_present[pred_lut[pred_present] == INVALID]],
     )

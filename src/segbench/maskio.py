@@ -1,7 +1,9 @@
 """Reading and writing images and single-channel masks, with errors that name the file."""
 
+import struct
 from pathlib import Path
 
+import imagecodecs
 import numpy as np
 from PIL import Image, UnidentifiedImageError
 
@@ -26,8 +28,39 @@ def open_image(path: Path) -> Image.Image:
 MASK_MODES = ("L", "P")  # 8-bit single channel; a palette image is read as its indices
 
 
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def decode_grey8_png(path: Path) -> np.ndarray | None:
+    """The fast path for the common mask file: an 8-bit greyscale PNG, decoded by imagecodecs.
+
+    imagecodecs (libpng with zlib-ng) decodes these ~30% faster than Pillow, to the same array
+    (a test compares both on every mask the project ships and on edge cases). None for anything
+    else (palette, other bit depths, transparency, not a PNG, damaged): the caller then decodes
+    with Pillow, which reads every mode and words the error for a bad file.
+    """
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise SegbenchError(f"{path}: file not found") from None
+    except OSError as exc:
+        raise SegbenchError(f"{path}: unreadable ({exc.strerror})") from None
+    # IHDR is the first chunk: width, height, bit depth, colour type (0 = greyscale).
+    if len(data) < 33 or data[:8] != PNG_SIGNATURE or data[12:16] != b"IHDR" or data[24:26] != b"\x08\x00":
+        return None
+    try:
+        mask = imagecodecs.png_decode(data)
+    except imagecodecs.PngError:
+        return None
+    width, height = struct.unpack(">II", data[16:24])
+    return mask if mask.dtype == np.uint8 and mask.shape == (height, width) else None
+
+
 def read_mask(path: Path) -> np.ndarray:
     """A single-channel uint8 mask ('L', or 'P' read as its indices) as an (H, W) array."""
+    mask = decode_grey8_png(path)
+    if mask is not None:
+        return mask
     image = open_image(path)
     if image.mode not in MASK_MODES:
         raise SegbenchError(f"{path}: mask must be single-channel 8-bit (mode L or P), got mode {image.mode}")

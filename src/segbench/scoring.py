@@ -1,6 +1,9 @@
 """Scoring: read ground-truth and predicted masks, and count (gt, pred) pairs per frame.
 
-I/O only: the counting itself is confusion.joint_histogram; no metric is computed here.
+I/O only: the counting itself is cellcount.joint_cells (equal to confusion.joint_histogram's
+non-zero cells); no metric is computed here. Frames are decoded and counted in threads (the PNG
+decoder and the counting kernel release the GIL); each frame keeps only its non-zero cells, so
+memory does not grow with a frame's size or with a 256 x 256 table per frame.
 """
 
 from __future__ import annotations
@@ -13,11 +16,12 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from .confusion import FrameCounts, constant_prediction, invalid_values, joint_histogram, value_histogram
+from .cellcount import joint_cells
+from .confusion import FrameCounts, constant_prediction, histogram_cells, invalid_values, value_histogram
 from .datasets.base import Frame
 from .errors import SegbenchError
 from .labels import LabelSpace
-from .maskio import MASK_MODES, open_image, read_mask
+from .maskio import MASK_MODES, decode_grey8_png, open_image, read_mask
 
 
 def prediction_path(predictions: Path, frame: Frame) -> Path:
@@ -55,6 +59,9 @@ def check_predictions_exist(predictions: Path, frames: Sequence[Frame]) -> None:
 
 def read_prediction(path: Path) -> np.ndarray:
     """A predicted mask of class ids; a colour image is refused with what the protocol wants."""
+    mask = decode_grey8_png(path)
+    if mask is not None:
+        return mask
     image = open_image(path)
     if image.mode not in MASK_MODES:
         raise SegbenchError(
@@ -102,17 +109,18 @@ def evaluated_masks(
     return resize_nearest(gt, evaluation_size), resize_nearest(pred, evaluation_size)
 
 
-def frame_histogram(
+def frame_cells(
     frame: Frame,
     predictions: Path,
     gt_space: LabelSpace,
     pred_space: LabelSpace,
     evaluation_size: tuple[int, int] | None = None,
-) -> np.ndarray:
+) -> tuple[np.ndarray, np.ndarray]:
+    """A frame's non-zero joint-histogram cells (joint_cells), its raw values checked against the spaces."""
     path = prediction_path(predictions, frame)
     gt, pred = evaluated_masks(read_mask(frame.label), read_prediction(path), evaluation_size, path)
-    hist = joint_histogram(gt, pred)
-    bad_gt, bad_pred = invalid_values(hist, gt_space.raw_lut(), pred_space.raw_lut())
+    cells = joint_cells(gt, pred)
+    bad_gt, bad_pred = invalid_values(cells[0], gt_space.raw_lut(), pred_space.raw_lut())
     if bad_gt:
         raise SegbenchError(f"{frame.label}: frame {frame.frame_id}: label values {bad_gt} are outside '{gt_space.name}'")
     if bad_pred:
@@ -120,7 +128,7 @@ def frame_histogram(
             f"{path}: frame {frame.frame_id}: predicted values {bad_pred} are outside the model's label space "
             f"'{pred_space.name}' (0..{pred_space.size - 1})"
         )
-    return hist
+    return cells
 
 
 def workers() -> int:
@@ -140,10 +148,8 @@ def score_predictions(
     """
     check_predictions_exist(predictions, frames)
     with ThreadPoolExecutor(workers()) as pool:
-        histograms = list(
-            pool.map(lambda f: frame_histogram(f, predictions, gt_space, pred_space, evaluation_size), frames)
-        )
-    return FrameCounts.from_histograms([f.frame_id for f in frames], histograms)
+        cells = list(pool.map(lambda f: frame_cells(f, predictions, gt_space, pred_space, evaluation_size), frames))
+    return FrameCounts.from_cells([f.frame_id for f in frames], cells)
 
 
 def score_constant(
@@ -151,16 +157,16 @@ def score_constant(
 ) -> FrameCounts:
     """Per-frame counts of a predictor that outputs `value` everywhere (the floor), from GT alone."""
 
-    def histogram(frame: Frame) -> np.ndarray:
+    def cells(frame: Frame) -> tuple[np.ndarray, np.ndarray]:
         gt = read_mask(frame.label)
         if evaluation_size is not None:
             gt = resize_nearest(gt, evaluation_size)
-        hist = constant_prediction(value_histogram(gt), value)
-        bad, _ = invalid_values(hist, gt_space.raw_lut(), gt_space.raw_lut())
+        frame_cells = histogram_cells(constant_prediction(value_histogram(gt), value))
+        bad, _ = invalid_values(frame_cells[0], gt_space.raw_lut(), gt_space.raw_lut())
         if bad:
             raise SegbenchError(f"{frame.label}: frame {frame.frame_id}: label values {bad} are outside '{gt_space.name}'")
-        return hist
+        return frame_cells
 
     with ThreadPoolExecutor(workers()) as pool:
-        histograms = list(pool.map(histogram, frames))
-    return FrameCounts.from_histograms([f.frame_id for f in frames], histograms)
+        per_frame = list(pool.map(cells, frames))
+    return FrameCounts.from_cells([f.frame_id for f in frames], per_frame)
