@@ -38,6 +38,7 @@ CODE_INFERENCE = [f"{SOURCE}/inference.py", f"{SOURCE}/maskio.py"] + sorted(
 )
 CODE_SCORING = [
     f"{SOURCE}/scoring.py",
+    f"{SOURCE}/cellcount.py",
     f"{SOURCE}/confusion.py",
     f"{SOURCE}/countsio.py",
     f"{SOURCE}/maskio.py",
