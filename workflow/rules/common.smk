@@ -1,4 +1,5 @@
 # Shared by all rules: the plan (what to compute), paths, and which code each step depends on.
+import os
 from pathlib import Path
 
 from segbench.config import check_config
@@ -70,7 +71,11 @@ def bench(wildcards):
 def definition_files(wildcards):
     """The benchmark definition and the label spaces it uses."""
     b = bench(wildcards).benchmark
-    return [str(b.source)] + [f"config/label_spaces/{s}.yaml" for s in b.spaces]
+    # Relative like every other input: an absolute path would become part of the storage key
+    # under a default storage provider (Kubernetes profile) and change with the checkout's place.
+    return [os.path.relpath(b.source)] + [
+        f"config/label_spaces/{s}.yaml" for s in b.spaces
+    ]
 
 
 def pin_slug(path):
