@@ -117,9 +117,8 @@ class FrameCounts:
 
 def invalid_values(cells: np.ndarray, gt_lut: np.ndarray, pred_lut: np.ndarray) -> tuple[list[int], list[int]]:
     """Raw values in a frame's cells (`gt << 8 | pred`) that the lookup tables call INVALID (gt, pred)."""
-    gt_present = np.unique(cells >> 8)
-    pred_present = np.unique(cells & 0xFF)
+    gt_values, pred_values = cells >> 8, cells & 0xFF
     return (
-        [int(v) for v in gt_present[gt_lut[gt_present] == INVALID]],
-        [int(v) for v in pred_present[pred_lut[pred_present] == INVALID]],
+        sorted({int(v) for v in gt_values[gt_lut[gt_values] == INVALID]}),
+        sorted({int(v) for v in pred_values[pred_lut[pred_values] == INVALID]}),
     )

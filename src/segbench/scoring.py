@@ -114,13 +114,15 @@ def frame_cells(
     predictions: Path,
     gt_space: LabelSpace,
     pred_space: LabelSpace,
+    luts: tuple[np.ndarray, np.ndarray],
     evaluation_size: tuple[int, int] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """A frame's non-zero joint-histogram cells (joint_cells), its raw values checked against the spaces."""
+    """A frame's non-zero joint-histogram cells (joint_cells), its raw values checked against the
+    spaces' raw lookup tables `luts` (ground truth, prediction)."""
     path = prediction_path(predictions, frame)
     gt, pred = evaluated_masks(read_mask(frame.label), read_prediction(path), evaluation_size, path)
     cells = joint_cells(gt, pred)
-    bad_gt, bad_pred = invalid_values(cells[0], gt_space.raw_lut(), pred_space.raw_lut())
+    bad_gt, bad_pred = invalid_values(cells[0], *luts)
     if bad_gt:
         raise SegbenchError(f"{frame.label}: frame {frame.frame_id}: label values {bad_gt} are outside '{gt_space.name}'")
     if bad_pred:
@@ -148,7 +150,8 @@ def score_predictions(
     """
     check_predictions_exist(predictions, frames)
     with ThreadPoolExecutor(workers()) as pool:
-        cells = list(pool.map(lambda f: frame_cells(f, predictions, gt_space, pred_space, evaluation_size), frames))
+        luts = gt_space.raw_lut(), pred_space.raw_lut()
+        cells = list(pool.map(lambda f: frame_cells(f, predictions, gt_space, pred_space, luts, evaluation_size), frames))
     return FrameCounts.from_cells([f.frame_id for f in frames], cells)
 
 
@@ -157,12 +160,14 @@ def score_constant(
 ) -> FrameCounts:
     """Per-frame counts of a predictor that outputs `value` everywhere (the floor), from GT alone."""
 
+    lut = gt_space.raw_lut()
+
     def cells(frame: Frame) -> tuple[np.ndarray, np.ndarray]:
         gt = read_mask(frame.label)
         if evaluation_size is not None:
             gt = resize_nearest(gt, evaluation_size)
         frame_cells = histogram_cells(constant_prediction(value_histogram(gt), value))
-        bad, _ = invalid_values(frame_cells[0], gt_space.raw_lut(), gt_space.raw_lut())
+        bad, _ = invalid_values(frame_cells[0], lut, lut)
         if bad:
             raise SegbenchError(f"{frame.label}: frame {frame.frame_id}: label values {bad} are outside '{gt_space.name}'")
         return frame_cells
