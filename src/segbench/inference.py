@@ -22,19 +22,25 @@ For each frame:
 Optional flip test-time augmentation (`flip_tta`) averages the logits of the image and of its
 mirror image, the latter flipped back with the left/right classes swapped (`mirrored_logits`).
 
-Both logit resizes use `bilinear`, which follows torch.nn.functional.interpolate's
-align_corners=False sampling but computes any window of the output, so a 150-class model at
-phone-photo ground-truth size is resolved band by band instead of as one multi-GB tensor.
+Both logit resizes are separable bilinear resizes: `bilinear` computes any window of the output
+as two small matrix products (torch, on the model's device: CUDA); on the CPU the same values
+come from the compiled kernels of `inference_kernels` (two weights per output value, one fused
+multiply-add, as the matrix products accumulate them), fused with the argmax row by row, so a
+150-class model at phone-photo ground-truth size never needs a (C, H, W) tensor at that size.
 
 Batching: frames whose padded input shape is identical are batched together, up to
 batch_size, in frame order within each shape; every frame is thus computed at exactly its own
 padded shape, whatever else is in the shard. (Kernels may still round differently for different
 batch sizes on some backends; the tests check byte-identical masks on CPU.)
 
-Decoding/resizing runs one or two batches ahead in background threads and PNGs are written in
-background threads; on CUDA the input batch is pinned and copied without blocking. Each PNG is
-written atomically (temp + rename); if anything fails, every output path of the run is
-removed, so an interrupted run never looks complete.
+Overlap: the calling thread only runs the model. A loader thread decodes and resizes the next
+PREFETCH batches (its torch operations single-threaded, so the model keeps its intra-op threads
+to itself), and finisher threads turn the logits of the previous FINISH_AHEAD batches into masks
+and write the PNGs (compiled kernels and Pillow's encoder, which release the GIL). On CUDA the
+input batch is decoded into pinned memory and copied without blocking, the masks are made on
+the GPU, and only the uint8 masks come back, in one non-blocking copy per batch into pinned
+memory. Each PNG is written atomically (temp + rename); if anything fails, every output path of
+the run is removed, so an interrupted run never looks complete.
 """
 
 from __future__ import annotations
@@ -51,6 +57,7 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
+from . import inference_kernels as kernels
 from .fileio import partial_path
 from .datasets.base import Frame
 from .errors import SegbenchError
@@ -59,7 +66,9 @@ from .models.base import SegmentationModel
 
 MAX_CLASSES = 255  # predicted ids are 0..254 in a uint8 mask; 255 is void
 PREFETCH = 2  # batches decoded ahead of the model
-MAX_PENDING_WRITES = 32
+LOAD_THREADS = 1  # threads decoding and resizing them on CPU (PREFETCH when the model runs elsewhere)
+FINISH_AHEAD = 1  # batches whose masks are made and written while the model runs the next
+FINISH_THREADS = 2  # threads making masks and writing PNGs
 BAND_ELEMENTS = 1 << 24  # float32 elements per band when resizing logits to the ground truth
 
 
@@ -95,8 +104,7 @@ def frame_geometry(frame: Frame, inference_size: int, stride: int) -> Geometry:
 def load_input(frame: Frame, geometry: Geometry) -> torch.Tensor:
     """The frame as float32 (3, h, w) RGB in 0..255 at the geometry's input size."""
     rgb = read_rgb(frame.image)
-    if rgb.shape[:2] != geometry.source:
-        raise SegbenchError(f"{frame.image}: decoded size {rgb.shape[1]}x{rgb.shape[0]} differs from its header")
+    _check_decoded(frame, rgb, geometry)
     image = torch.from_numpy(rgb.astype(np.float32)).permute(2, 0, 1)  # astype copies: PIL's array is read-only
     if geometry.input == geometry.source:
         return image
@@ -165,6 +173,26 @@ def bilinear(
 
 def logits_to_mask(logits: torch.Tensor, geometry: Geometry) -> np.ndarray:
     """(C, h', w') logits of one padded input -> (H, W) uint8 argmax at the ground-truth size."""
+    if logits.device.type == "cpu":
+        return mask_from_array(logits.float().numpy(), geometry)
+    return device_mask(logits, geometry).cpu().numpy()
+
+
+def mask_from_array(logits: np.ndarray, geometry: Geometry) -> np.ndarray:
+    """logits_to_mask of float32 (C, h', w') logits in memory, with the compiled kernels of
+    `inference_kernels` (no torch: it releases the GIL, so it runs in helper threads)."""
+    height, width = geometry.input
+    if tuple(logits.shape[1:]) == geometry.padded:
+        cropped = logits[:, :height, :width]
+    else:
+        cropped = kernels.resize(logits, geometry.padded, (0, height), (0, width))
+    if tuple(geometry.target) == (height, width):
+        return kernels.argmax(cropped)
+    return kernels.resize_argmax(cropped, geometry.target)
+
+
+def device_mask(logits: torch.Tensor, geometry: Geometry) -> torch.Tensor:
+    """logits_to_mask with torch operations on the logits' device: an (H, W) uint8 tensor there."""
     logits = logits.float()
     height, width = geometry.input
     if tuple(logits.shape[1:]) == geometry.padded:
@@ -181,7 +209,7 @@ def logits_to_mask(logits: torch.Tensor, geometry: Geometry) -> np.ndarray:
         else:
             block = bilinear(cropped, (target_h, target_w), (top, bottom))
         mask[top:bottom] = block.argmax(dim=0).to(torch.uint8)
-    return mask.cpu().numpy()
+    return mask
 
 
 def _check_logits(logits: torch.Tensor, model: SegmentationModel, batch: torch.Tensor) -> None:
@@ -196,12 +224,34 @@ def _check_logits(logits: torch.Tensor, model: SegmentationModel, batch: torch.T
         raise SegbenchError(f"{model.source}: logits {h}x{w} (h x w) do not keep the input's aspect {height}x{width}")
 
 
-def _load_batch(
-    frames: Sequence[Frame], geometries: Sequence[Geometry], indices: list[int], model: SegmentationModel, pin: bool
-):
-    with torch.inference_mode():
-        images = [load_input(frames[i], geometries[i]) for i in indices]
-        return indices, collate(images, geometries[indices[0]].padded, model.pad_value, pin)
+def load_batch(
+    frames: Sequence[Frame], geometries: Sequence[Geometry], indices: Sequence[int], pad_value: Sequence[float],
+    pin: bool = False,
+) -> torch.Tensor:
+    """The (N, 3, H, W) float32 batch of these frames (same padded shape): `collate` of their
+    `load_input`, each frame decoded and written into its slot (with its padding) in one pass,
+    pinned when `pin`. A frame that needs no resizing goes from uint8 to its slot without torch."""
+    padded = geometries[indices[0]].padded
+    batch = torch.empty((len(indices), 3, *padded), dtype=torch.float32, pin_memory=pin)
+    slots = batch.numpy()
+    pad = np.asarray(pad_value, dtype=np.float32)
+    for slot, index in enumerate(indices):
+        frame, geometry = frames[index], geometries[index]
+        if geometry.padded != padded:
+            raise ValueError(f"frame {frame.frame_id}: padded shape {geometry.padded}, not the batch's {padded}")
+        if geometry.input == geometry.source:
+            rgb = read_rgb(frame.image)
+            _check_decoded(frame, rgb, geometry)
+        else:
+            with torch.inference_mode():
+                rgb = load_input(frame, geometry).permute(1, 2, 0).numpy()  # (h, w, 3) float32
+        kernels.place(rgb, pad, slots[slot])
+    return batch
+
+
+def _check_decoded(frame: Frame, rgb: np.ndarray, geometry: Geometry) -> None:
+    if rgb.shape[:2] != geometry.source:
+        raise SegbenchError(f"{frame.image}: decoded size {rgb.shape[1]}x{rgb.shape[0]} differs from its header")
 
 
 def mirrored_logits(logits: torch.Tensor, mirrored_ids: torch.Tensor) -> torch.Tensor:
@@ -240,6 +290,60 @@ def _check_request(model: SegmentationModel, frames: Sequence[Frame], inference_
         seen[frame.prediction] = frame.frame_id
 
 
+def _finish_on_cpu(logits: np.ndarray, geometry: Geometry, path: Path) -> None:
+    """A helper thread's share of one frame: its mask from its logits, then the PNG."""
+    write_mask(path, mask_from_array(logits, geometry))
+
+
+def _finish_on_device(ready: torch.cuda.Event | None, mask: torch.Tensor, path: Path) -> None:
+    """Write a mask whose copy to (pinned) host memory was queued before `ready` was recorded."""
+    if ready is not None:
+        ready.synchronize()
+    write_mask(path, mask.numpy())
+
+
+def _masks_on_device(
+    logits: torch.Tensor, indices: Sequence[int], geometries: Sequence[Geometry], pin: bool
+) -> tuple[list[torch.Tensor], torch.cuda.Event | None]:
+    """The batch's uint8 masks, made on the device and queued for copying to host memory.
+
+    Only the masks cross to the host (one byte a pixel): frames with one ground-truth size (the
+    usual case) in one copy, into pinned memory without blocking when `pin`; the returned event
+    marks their arrival (None: already there).
+    """
+    masks = [device_mask(logits[row], geometries[index]) for row, index in enumerate(indices)]
+    if len({tuple(m.shape) for m in masks}) == 1:
+        stacked = torch.stack(masks)
+        host = torch.empty(stacked.shape, dtype=torch.uint8, pin_memory=pin)
+        host.copy_(stacked, non_blocking=pin)
+        hosts = list(host.unbind(0))
+    else:
+        hosts = [torch.empty(m.shape, dtype=torch.uint8, pin_memory=pin) for m in masks]
+        for host, mask in zip(hosts, masks):
+            host.copy_(mask, non_blocking=pin)
+    ready = None
+    if pin:
+        ready = torch.cuda.Event()
+        ready.record()
+    return hosts, ready
+
+
+_OPENMP = "parallel backend: OpenMP" in torch.__config__.parallel_info()
+
+
+def _single_threaded_torch() -> None:
+    """Make a loader thread's torch operations (resizing a frame) run on that thread alone.
+
+    With OpenMP (torch's CPU builds), the intra-op thread count is kept per thread, so this
+    leaves the model's pool (the calling thread's) as it is; it also becomes the count that
+    threads started later begin with, which run_inference restores when it returns. Without it,
+    the loader would start a second pool as large as the model's, competing with it for the
+    cores. Other backends keep one pool for the process: nothing is changed there.
+    """
+    if _OPENMP:
+        torch.set_num_threads(1)
+
+
 def run_inference(
     model: SegmentationModel,
     frames: Sequence[Frame],
@@ -253,7 +357,8 @@ def run_inference(
     """Predict every frame and write `<out_dir>/<frame.prediction>`; returns the paths in frame order.
 
     `pad_to_stride` and `inference_size` are the benchmark's (Benchmark.pad_to_stride); without
-    padding the model must accept any input size.
+    padding the model must accept any input size. The calling thread runs the model; loading
+    and finishing overlap with it in helper threads (see the module docstring).
     """
     frames = list(frames)
     _check_request(model, frames, inference_size, batch_size)
@@ -262,34 +367,60 @@ def run_inference(
     stride = model.stride if pad_to_stride else 1
     geometries = [frame_geometry(frame, inference_size, stride) for frame in frames]
     batches = deque(make_batches(geometries, batch_size))
+    on_cpu = model.device.type == "cpu"
     pin = model.device.type == "cuda"
     loads: deque[Future] = deque()
-    writes: deque[Future] = deque()
-    loader = ThreadPoolExecutor(max_workers=PREFETCH, thread_name_prefix="segbench-load")
-    writer = ThreadPoolExecutor(max_workers=2, thread_name_prefix="segbench-write")
+    loading: deque[list[int]] = deque()  # the frames of each batch being loaded
+    finishing: deque[list[Future]] = deque()  # per batch, its frames' mask-and-write tasks
+    threads = torch.get_num_threads()  # this thread's intra-op pool (the model's)
+    loader = ThreadPoolExecutor(
+        max_workers=LOAD_THREADS if on_cpu else max(LOAD_THREADS, PREFETCH),
+        thread_name_prefix="segbench-load",
+        initializer=_single_threaded_torch,
+    )
+    finisher = ThreadPoolExecutor(max_workers=FINISH_THREADS, thread_name_prefix="segbench-finish")
     bar = tqdm(total=len(frames), unit="frame", desc=f"inference ({model.kind})", disable=not progress)
+
+    def wait_for(tasks: list[Future]) -> None:
+        for task in tasks:
+            task.result()
+        bar.update(len(tasks))
+
     try:
         with torch.inference_mode():
             while batches or loads:
                 while batches and len(loads) < PREFETCH:
-                    loads.append(loader.submit(_load_batch, frames, geometries, batches.popleft(), model, pin))
-                indices, batch = loads.popleft().result()
+                    indices = batches.popleft()
+                    loads.append(loader.submit(load_batch, frames, geometries, indices, model.pad_value, pin))
+                    loading.append(indices)
+                batch = loads.popleft().result()
+                indices = loading.popleft()
                 batch = batch.to(model.device, non_blocking=pin)
                 logits = flip_averaged_logits(model, batch) if flip_tta else model.logits(batch)
                 _check_logits(logits, model, batch)
-                for row, index in enumerate(indices):
-                    mask = logits_to_mask(logits[row], geometries[index])
-                    writes.append(writer.submit(write_mask, outputs[index], mask))
-                    bar.update(1)
-                while writes and (writes[0].done() or len(writes) > MAX_PENDING_WRITES):
-                    writes.popleft().result()
-            while writes:
-                writes.popleft().result()
+                if on_cpu:
+                    array = logits.float().numpy()  # the finishers use no torch (no second intra-op pool)
+                    tasks = [
+                        finisher.submit(_finish_on_cpu, array[row], geometries[index], outputs[index])
+                        for row, index in enumerate(indices)
+                    ]
+                else:
+                    hosts, ready = _masks_on_device(logits, indices, geometries, pin)
+                    tasks = [
+                        finisher.submit(_finish_on_device, ready, host, outputs[index])
+                        for host, index in zip(hosts, indices)
+                    ]
+                del logits, batch
+                finishing.append(tasks)
+                while len(finishing) > FINISH_AHEAD or (finishing and all(t.done() for t in finishing[0])):
+                    wait_for(finishing.popleft())
+            while finishing:
+                wait_for(finishing.popleft())
     except BaseException:
-        for future in (*loads, *writes):
+        for future in (*loads, *(t for tasks in finishing for t in tasks)):
             future.cancel()
         loader.shutdown(wait=True, cancel_futures=True)
-        writer.shutdown(wait=True, cancel_futures=True)
+        finisher.shutdown(wait=True, cancel_futures=True)
         for path in outputs:
             path.unlink(missing_ok=True)
             partial_path(path).unlink(missing_ok=True)
@@ -297,5 +428,7 @@ def run_inference(
     finally:
         bar.close()
         loader.shutdown(wait=True)
-        writer.shutdown(wait=True)
+        finisher.shutdown(wait=True)
+        if _OPENMP:
+            torch.set_num_threads(threads)  # the default for threads started later (see _single_threaded_torch)
     return outputs

@@ -1,0 +1,249 @@
+"""Frames per second of segbench's inference path against the bare forward pass of the same model.
+
+    .venv/bin/python benchmarks/inference_speed.py [--frames 64] [--device cpu] [--rounds 5] [--threads N]
+
+The pipeline is `segbench.inference.run_inference`, the function the `segbench infer` step
+(steps.infer) calls, with the arguments it passes: real image files of a configured dataset
+(the embedded default's Painting Vision frames in `data/` unless told otherwise), read through
+the dataset's own reader from a temporary copy (hard links; the source frames are repeated to
+reach --frames), decoded, resized to the benchmark's inference size, batched, run through the
+model, resized to the ground-truth size, argmaxed and written as PNGs.
+
+The bare forward pass is `model.logits(batch)` of the same loaded model on tensors pre-loaded
+(on the device) for exactly the pipeline's batches: the same batch size, the same padded shapes
+and frame grouping (inference.make_batches), the same torch thread count, in the same process.
+
+The two are timed in alternating rounds (pipeline first in even rounds, bare first in odd ones)
+after one warm-up of each; the ratio is computed per round (pipeline frames/s over bare
+frames/s) and its median is compared with the target (--target, 0.9). The process's CPU time
+(all threads, user + system) per frame of each is printed too: on a machine shared with other
+work the wall-clock ratio moves with their load, while bare CPU / pipeline CPU is the share of
+the pipeline's own work that is the forward pass (what the ratio tends to once the cores are
+saturated). --threads sets torch's intra-op threads for both (default: torch's default).
+
+With --device cuda the model runs on the GPU: the pipeline pins its input batches and copies
+them without blocking; the bare pass times the forward on batches already on the GPU
+(synchronised at the end of each pass).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import platform
+import resource
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "src"))  # run from a checkout without installing
+
+from segbench import inference, steps  # noqa: E402
+from segbench.config import load_config  # noqa: E402
+from segbench.definitions import load_benchmark  # noqa: E402
+from segbench.models import load_model  # noqa: E402
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--frames", type=int, default=64, help="frames per pass (source frames repeated)")
+    p.add_argument("--device", default="cpu", choices=["cpu", "cuda", "auto"])
+    p.add_argument("--rounds", type=int, default=5, help="timed rounds of each (after one warm-up)")
+    p.add_argument("--batch-size", type=int, help="default: the config's inference batch_size")
+    p.add_argument("--threads", type=int, help="torch intra-op threads (default: torch's default)")
+    p.add_argument("--benchmark", default="painting-vision")
+    p.add_argument("--model", default="best", help="model name in the config")
+    p.add_argument("--config", type=Path, default=REPO / "config" / "config.yaml")
+    p.add_argument("--data", type=Path, help="dataset folder (default: the config's for --benchmark)")
+    p.add_argument("--split", help="source frames from this split only (default: every frame of the dataset)")
+    p.add_argument("--target", type=float, default=0.9)
+    p.add_argument("--json", type=Path, help="also write the figures here")
+    return p.parse_args(argv)
+
+
+def repeated_dataset(source_frames, root: Path, count: int) -> None:
+    """A Painting Vision folder at `root` whose frames f0000.. cycle through `source_frames`."""
+    (root / "images").mkdir(parents=True)
+    (root / "labels").mkdir(parents=True)
+    rows = []
+    for i in range(count):
+        frame = source_frames[i % len(source_frames)]
+        frame_id = f"f{i:04d}"
+        for src, dst in (
+            (frame.image, root / "images" / f"{frame_id}{frame.image.suffix}"),
+            (frame.label, root / "labels" / f"{frame_id}.png"),
+        ):
+            try:
+                os.link(src, dst)
+            except OSError:
+                shutil.copyfile(src, dst)
+        rows.append((frame_id, f"w{i // 4:03d}", "test"))
+    with open(root / "frames.csv", "w", newline="") as f:
+        writer = csv.writer(f, lineterminator="\n")
+        writer.writerow(("frame_id", "wall_id", "split"))
+        writer.writerows(rows)
+
+
+def batch_of(frames, geometries, group, pad_value) -> torch.Tensor:
+    """The input batch the pipeline makes for these frames (older segbench: collate of load_input)."""
+    if hasattr(inference, "load_batch"):
+        return inference.load_batch(frames, geometries, group, pad_value)
+    with torch.inference_mode():
+        return inference.collate([inference.load_input(frames[i], geometries[i]) for i in group],
+                                 geometries[group[0]].padded, pad_value, False)
+
+
+def cpu_seconds() -> float:
+    """User + system CPU time of this process, all threads."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed(fn) -> tuple[float, float]:
+    """(wall seconds, CPU seconds) of fn()."""
+    cpu, start = cpu_seconds(), time.perf_counter()
+    fn()
+    return time.perf_counter() - start, cpu_seconds() - cpu
+
+
+def synchronize(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    benchmark = load_benchmark(args.benchmark)
+    config = load_config(args.config)
+    spec = steps.ModelSpec.from_config(config, args.model)
+    data = args.data or REPO / config["benchmarks"][args.benchmark]["data"]
+    batch_size = args.batch_size or config["inference"]["batch_size"]
+    size = spec.inference_size or benchmark.inference_size
+    model = load_model(spec.kind, spec.path if spec.path.is_absolute() else REPO / spec.path, benchmark,
+                       spec.label_space, args.device)
+    device = model.device
+
+    with tempfile.TemporaryDirectory(prefix="segbench-speed-") as tmp:
+        tmp = Path(tmp)
+        if args.split:
+            source = steps.frames_of_split(benchmark, data, args.split)
+        else:
+            source = sorted(
+                (f for split in benchmark.splits for f in steps.frames_of_split(benchmark, data, split)),
+                key=lambda f: f.frame_id,
+            )
+        repeated_dataset(source, tmp / "data", args.frames)
+        frames = steps.frames_of_split(benchmark, tmp / "data", "test")  # the format's own reader
+
+        def pipeline(out: Path) -> tuple[float, float]:
+            return timed(lambda: inference.run_inference(model, frames, out, size, batch_size, progress=False,
+                                                         pad_to_stride=benchmark.pad_to_stride))
+
+        # The bare forward pass: exactly the pipeline's batches, pre-loaded on the device.
+        stride = model.stride if benchmark.pad_to_stride else 1
+        geometries = [inference.frame_geometry(f, size, stride) for f in frames]
+        groups = inference.make_batches(geometries, batch_size)
+        tensors = [batch_of(frames, geometries, group, model.pad_value).to(device) for group in groups]
+
+        def forward_all() -> None:
+            with torch.inference_mode():
+                for batch in tensors:
+                    model.logits(batch)
+            synchronize(device)
+
+        def bare() -> tuple[float, float]:
+            synchronize(device)
+            return timed(forward_all)
+
+        load_before = os.getloadavg()
+        warm_pipeline = pipeline(tmp / "first")  # also compiles (or loads) the CPU kernels
+        warm_bare = bare()
+        pipe_s, bare_s, pipe_cpu, bare_cpu = [], [], [], []
+        for r in range(args.rounds):
+            for which in ("pipeline", "bare") if r % 2 == 0 else ("bare", "pipeline"):
+                if which == "pipeline":
+                    wall, cpu = pipeline(tmp / "round")
+                    shutil.rmtree(tmp / "round")
+                    pipe_s.append(wall)
+                    pipe_cpu.append(cpu)
+                else:
+                    wall, cpu = bare()
+                    bare_s.append(wall)
+                    bare_cpu.append(cpu)
+        load_after = os.getloadavg()
+        pipeline(tmp / "last")
+        same = all((tmp / "first" / f.prediction).read_bytes() == (tmp / "last" / f.prediction).read_bytes()
+                   for f in frames)
+
+    n = len(frames)
+    ratios = [(n / p) / (n / b) for p, b in zip(pipe_s, bare_s)]
+    pipe_fps = [n / s for s in pipe_s]
+    bare_fps = [n / s for s in bare_s]
+    ratio = statistics.median(ratios)
+    shapes = sorted({tuple(t.shape) for t in tensors})
+    result = {
+        "machine": {
+            "cpu_count": os.cpu_count(),
+            "cpus_usable": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
+            "processor": platform.processor() or platform.machine(),
+            "torch": torch.__version__,
+            "torch_threads": torch.get_num_threads(),
+            "torch_interop_threads": torch.get_num_interop_threads(),
+            "device": str(device) + (f" ({torch.cuda.get_device_name(device)})" if device.type == "cuda" else ""),
+            "loadavg_before": [round(x, 2) for x in load_before],
+            "loadavg_after": [round(x, 2) for x in load_after],
+        },
+        "model": f"{spec.name} ({spec.kind}, {model.label_space.name})",
+        "inference_size": size,
+        "batch_size": batch_size,
+        "frames": n,
+        "batches": len(groups),
+        "batch_shapes": [list(s) for s in shapes],
+        "rounds": args.rounds,
+        "warmup_s": {"pipeline": round(warm_pipeline[0], 3), "bare": round(warm_bare[0], 3)},
+        "pipeline_fps": [round(x, 2) for x in pipe_fps],
+        "bare_fps": [round(x, 2) for x in bare_fps],
+        "ratios": [round(x, 3) for x in ratios],
+        "pipeline_fps_median": round(statistics.median(pipe_fps), 2),
+        "bare_fps_median": round(statistics.median(bare_fps), 2),
+        "ratio_median": round(ratio, 3),
+        "cpu_ms_per_frame": {
+            "pipeline": round(1e3 * statistics.median(pipe_cpu) / n, 1),
+            "bare": round(1e3 * statistics.median(bare_cpu) / n, 1),
+        },
+        "cpu_ratio_median": round(statistics.median(b / p for p, b in zip(pipe_cpu, bare_cpu)), 3),
+        "target": args.target,
+        "met": ratio >= args.target,
+        "outputs_repeatable": same,
+    }
+    m = result["machine"]
+    print(f"machine: {m['cpu_count']} cores ({m['cpus_usable']} usable), {m['processor']}, torch {m['torch']}, "
+          f"{m['torch_threads']} intra-op / {m['torch_interop_threads']} inter-op threads, device {m['device']}, "
+          f"load {m['loadavg_before'][0]} -> {m['loadavg_after'][0]}")
+    print(f"model {result['model']}, size {size}, batch {batch_size}, {n} frames in {len(groups)} batches "
+          f"{[tuple(s) for s in shapes]}, {args.rounds} alternating rounds")
+    print(f"pipeline frames/s: {result['pipeline_fps']}  median {result['pipeline_fps_median']}")
+    print(f"bare     frames/s: {result['bare_fps']}  median {result['bare_fps_median']}")
+    print(f"ratio per round:   {result['ratios']}  median {result['ratio_median']} "
+          f"(target >= {args.target}: {'met' if result['met'] else 'NOT met'})")
+    print(f"CPU time per frame (all threads): pipeline {result['cpu_ms_per_frame']['pipeline']} ms, "
+          f"bare {result['cpu_ms_per_frame']['bare']} ms; bare/pipeline median {result['cpu_ratio_median']}")
+    if not same:
+        print("WARNING: the first and the last pipeline run wrote different bytes")
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
