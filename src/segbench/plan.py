@@ -7,6 +7,9 @@ knows its DAG before `dvc pull`), else from the dataset's frames.csv.
 
 from __future__ import annotations
 
+import hashlib
+import math
+import os
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -16,7 +19,7 @@ from . import provenance
 from .datasets import dataset_format, read_dataset
 from .definitions import Benchmark, load_benchmark
 from .errors import SegbenchError
-from .steps import ModelSpec, shard_count
+from .spec import ModelSpec, shard_count
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,7 @@ class BenchmarkPlan:
     splits: tuple[str, ...]
     models: tuple[str, ...]
     shard_size: int
+    max_shards: int | None = None
 
     @cached_property
     def benchmark(self) -> Benchmark:
@@ -71,26 +75,64 @@ class BenchmarkPlan:
             )
         return [PlannedFrame(f.frame_id, f.split, str(f.image), str(f.label)) for f in read_dataset(self.benchmark, Path(self.data))]
 
+    @cached_property
+    def _by_split(self) -> dict[str, list[PlannedFrame]]:
+        by_split: dict[str, list[PlannedFrame]] = {}
+        for frame in self.frames:
+            by_split.setdefault(frame.split, []).append(frame)
+        return by_split
+
     def split_frames(self, split: str) -> list[PlannedFrame]:
-        return [f for f in self.frames if f.split == split]
+        """The split's frames in manifest (frame_id) order; the same list on every call, not to be changed."""
+        return self._by_split.get(split, [])
+
+    def split_shard_size(self, split: str) -> int:
+        """Frames per shard of a split: shard_size, raised so that the split makes at most max_shards shards."""
+        if self.max_shards is None:
+            return self.shard_size
+        return max(self.shard_size, math.ceil(len(self.split_frames(split)) / self.max_shards))
 
     def shards(self, split: str) -> list[int]:
-        return list(range(shard_count(len(self.split_frames(split)), self.shard_size)))
+        return list(range(shard_count(len(self.split_frames(split)), self.split_shard_size(split))))
 
     def shard_frames(self, split: str, shard: int) -> list[PlannedFrame]:
-        frames = self.split_frames(split)
-        return frames[shard * self.shard_size : (shard + 1) * self.shard_size]
+        size = self.split_shard_size(split)
+        return self.split_frames(split)[shard * size : (shard + 1) * size]
 
-    def dataset_files(self) -> list[str]:
-        files = [
+    def index_files(self) -> list[str]:
+        """The files that list the frames or that the labels are made from (frames.csv, IDD polygons)."""
+        return [
             str(p)
             for p in dataset_format(self.benchmark.dataset_format).index_files(
                 Path(self.data), [Path(f.label) for f in self.frames]
             )
         ]
+
+    @cached_property
+    def _dataset_files(self) -> tuple[str, ...]:
+        files = self.index_files()
         for frame in self.frames:
             files += [frame.image, frame.label]
-        return files
+        return tuple(files)
+
+    def dataset_files(self) -> list[str]:
+        """Every file of the dataset: the index files, then each frame's image and label."""
+        return list(self._dataset_files)
+
+    def dataset_fingerprint(self) -> str:
+        """A digest of the path, size and modification time of every file of the dataset, read
+        without opening any: it changes when a file is written, replaced or removed (or the
+        frame list changes). The workflow re-identifies the dataset when it changes, instead of
+        listing every file as an input (see workflow/rules/common.smk)."""
+        digest = hashlib.sha256()
+        for path in self._dataset_files:
+            try:
+                st = os.stat(path)
+            except OSError:
+                digest.update(f"{path}\0missing\n".encode())
+            else:
+                digest.update(f"{path}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+        return digest.hexdigest()
 
 
 @dataclass(frozen=True)
@@ -107,6 +149,7 @@ class Plan:
                 tuple(entry["splits"]),
                 tuple(entry["models"]),
                 self.config["shard_size"],
+                self.config.get("max_shards"),
             )
             for name, entry in self.config["benchmarks"].items()
         }

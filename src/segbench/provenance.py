@@ -140,8 +140,11 @@ def write_manifest(path: Path, manifest: Mapping[str, Any]) -> None:
     atomic_write_text(path, json.dumps(manifest, sort_keys=True, indent=2, ensure_ascii=False) + "\n")
 
 
+_HEX_DIGITS = frozenset("0123456789abcdef")
+
+
 def _is_sha256(value: Any) -> bool:
-    return isinstance(value, str) and len(value) == 64 and all(c in "0123456789abcdef" for c in value)
+    return isinstance(value, str) and len(value) == 64 and _HEX_DIGITS.issuperset(value)
 
 
 def _check_frame_entry(entry: Any, where: str, group_key: str) -> None:

@@ -4,9 +4,7 @@ the workflow's rules all call these, so no step is written twice."""
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,34 +19,9 @@ from .errors import SegbenchError
 from .evaluation import evaluate
 from .labels import LabelSpace
 from .scoring import check_prediction_folder, score_constant, score_predictions
+from .spec import ModelSpec, shard_count  # defined there so that plan.py need not import this module
 from .fileio import atomic_write_text
 from .submission import ModelIdentity, build_record, write_record
-
-
-@dataclass(frozen=True)
-class ModelSpec:
-    """A model as the config names it: how to load it and which label space it predicts in."""
-
-    name: str
-    kind: str
-    path: Path
-    label_space: str | None  # None: as the model file declares it
-    role: str = "model"
-    inference_size: int | None = None
-
-    @classmethod
-    def from_config(cls, config: dict[str, Any], name: str) -> ModelSpec:
-        if name not in config["models"]:
-            raise SegbenchError(f"unknown model or baseline '{name}' (the config defines: {sorted(config['models'])})")
-        entry = config["models"][name]
-        return cls(
-            name=name,
-            kind=entry["kind"],
-            path=Path(entry["path"]),
-            label_space=entry["label_space"],
-            role=entry.get("role", "model"),
-            inference_size=entry.get("inference_size"),
-        )
 
 
 def frames_of_split(benchmark: Benchmark, data: Path, split: str) -> list[Frame]:
@@ -64,10 +37,6 @@ def shard(frames: Sequence[Frame], shard_size: int, index: int | None) -> list[F
     if not 0 <= index < count:
         raise SegbenchError(f"shard {index} does not exist: {len(frames)} frames make {count} shards of {shard_size}")
     return list(frames[index * shard_size : (index + 1) * shard_size])
-
-
-def shard_count(frames: int, shard_size: int) -> int:
-    return max(1, math.ceil(frames / shard_size))
 
 
 def dataset_manifest(benchmark: Benchmark, data: Path, manifest: Path | None) -> dict[str, Any]:

@@ -100,17 +100,40 @@ def model_inputs(name):
     return pinned(path) + [path] + pin
 
 
+# How jobs depend on the dataset's files. Without a shared filesystem (a default storage
+# provider, as in the Kubernetes profile) a job sees only the files listed as its inputs, so
+# every job lists each file it reads. On a shared filesystem (local, SLURM) they need no staging,
+# and listing them costs Snakemake time per file at every start (20,000 frames: over 200,000
+# input files, most of a dry run's time). There, dataset_identity alone watches the dataset,
+# through a fingerprint of every file's path, size and modification time (a param: a changed file
+# changes it and re-runs the job), and every job that reads frames runs after the audit, which
+# runs after dataset_identity: a changed dataset re-runs them all, as listed files would.
+STAGE_DATASET_FILES = workflow.storage_settings.default_storage_provider is not None
+
+
 def dataset_files(wildcards):
-    """Every file of the dataset, once its pinned copy is restored."""
+    """The dataset, once its pinned copy is restored: every file when jobs stage their inputs."""
     b = bench(wildcards)
-    return pinned(b.data) + b.dataset_files()
+    return pinned(b.data) + (b.dataset_files() if STAGE_DATASET_FILES else [])
+
+
+def dataset_fingerprint(wildcards):
+    """What stands for the dataset's files where they are not inputs (see above)."""
+    return "" if STAGE_DATASET_FILES else bench(wildcards).dataset_fingerprint()
 
 
 def shard_files(wildcards, which):
-    """The images or labels of one shard, once the pinned dataset is restored."""
+    """The images or labels of one shard (when jobs stage their inputs), once the pinned dataset is restored."""
     b = bench(wildcards)
+    if not STAGE_DATASET_FILES:
+        return pinned(b.data)
     frames = b.shard_frames(wildcards.split, int(wildcards.shard))
     return pinned(b.data) + [getattr(f, which) for f in frames]
+
+
+def shard_size(wildcards):
+    """Frames per shard of the split: shard_size, or more to stay within max_shards."""
+    return bench(wildcards).split_shard_size(wildcards.split)
 
 
 def shard_count(wildcards):

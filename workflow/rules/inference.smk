@@ -20,7 +20,7 @@ rule infer:
         mem_mb=4000,
     params:
         data=lambda w: bench(w).data,
-        shard_size=config["shard_size"],
+        shard_size=shard_size,
         device=INFERENCE["device"],
         batch_size=INFERENCE["batch_size"],
         model=lambda w: config["models"][w.model],

@@ -72,8 +72,11 @@ def prediction_folders(w):
 
 
 def split_files(w):
-    """The images and labels of the split, once the pinned dataset is restored."""
+    """The images and labels of the split (when jobs stage their inputs, see common.smk), once
+    the pinned dataset is restored."""
     b = bench(w)
+    if not STAGE_DATASET_FILES:
+        return pinned(b.data)
     frames = b.split_frames(w.split)
     return pinned(b.data) + [f.image for f in frames] + [f.label for f in frames]
 

@@ -35,6 +35,7 @@ rule dataset_identity:
     params:
         data=lambda w: bench(w).data,
         verify=lambda w: f"--verify {bench(w).manifest}" if bench(w).manifest else "",
+        fingerprint=dataset_fingerprint,
     shell:
         cli(
             "manifest --benchmark {wildcards.benchmark} --data {params.data} {params.verify} "

@@ -20,7 +20,7 @@ rule score:
         mem_mb=1000,
     params:
         data=lambda w: bench(w).data,
-        shard_size=config["shard_size"],
+        shard_size=shard_size,
         predictions=predictions_argument,
         model=lambda w: config["models"][w.model],
     shell:
@@ -47,7 +47,7 @@ rule score_floor:
         mem_mb=1000,
     params:
         data=lambda w: bench(w).data,
-        shard_size=config["shard_size"],
+        shard_size=shard_size,
     shell:
         cli(
             "score --benchmark {wildcards.benchmark} --data {params.data} --split {wildcards.split} "
