@@ -34,7 +34,11 @@ CODE_AUDIT = [
     f"{SOURCE}/idd/masks.py",
     f"{SOURCE}/maskio.py",
 ] + CODE_DATASETS
-CODE_INFERENCE = [f"{SOURCE}/inference.py", f"{SOURCE}/maskio.py"] + sorted(
+CODE_INFERENCE = [
+    f"{SOURCE}/inference.py",
+    f"{SOURCE}/inference_kernels.py",
+    f"{SOURCE}/maskio.py",
+] + sorted(
     str(p) for p in Path(f"{SOURCE}/models").glob("*.py")
 )
 CODE_SCORING = [
