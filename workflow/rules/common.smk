@@ -38,9 +38,7 @@ CODE_INFERENCE = [
     f"{SOURCE}/inference.py",
     f"{SOURCE}/inference_kernels.py",
     f"{SOURCE}/maskio.py",
-] + sorted(
-    str(p) for p in Path(f"{SOURCE}/models").glob("*.py")
-)
+] + sorted(str(p) for p in Path(f"{SOURCE}/models").glob("*.py"))
 CODE_SCORING = [
     f"{SOURCE}/scoring.py",
     f"{SOURCE}/cellcount.py",
