@@ -1,10 +1,10 @@
 """The scoring hot loop: a frame's joint histogram as its non-zero cells, compiled with numba.
 
 Equal to confusion.joint_histogram's non-zero cells (tests say so on random, coherent and
-odd-sized masks), about 5x faster on coherent masks: the loop counts runs of one (gt, pred) pair
-and skips 8 pixels at a time while both masks stay on the current pair, so a 1280x720 pair costs
-a fraction of decoding its two PNGs. It releases the GIL, so frames are counted in parallel
-threads. Pure computation: no I/O.
+odd-sized masks), about 5x faster on coherent masks: the loop counts runs of one (gt, pred) pair,
+compares 8 pixels of each mask at once with the current pair and jumps to the first pixel that
+differs (the XOR's trailing zero bits), so a 1280x720 pair costs a fraction of decoding its PNGs.
+It releases the GIL, so frames are counted in parallel threads. Pure computation: no I/O.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import threading
 
 import numba
 import numpy as np
+from numba.cpython.unsafe.numbers import trailing_zeros
 
 _EIGHT_COPIES = np.uint64(0x0101010101010101)  # v * this = the byte v in all 8 lanes of a word
 # One zeroed 256 x 256 table per thread, reused: allocating 512 KiB per frame cost a quarter of
@@ -30,25 +31,39 @@ def _count_cells(gt: np.ndarray, pred: np.ndarray, hist: np.ndarray, seen: np.nd
     pred_words = pred[: words * 8].view(np.uint64)
     cell = -1  # the (gt << 8 | pred) pair of the current run, -1 before the first pixel
     run = 0
-    gt_word = np.uint64(0)
+    gt_word = np.uint64(0)  # the current pair's values in all 8 lanes
     pred_word = np.uint64(0)
-    for w in range(words + 1):
-        if w < words and cell >= 0 and gt_words[w] == gt_word and pred_words[w] == pred_word:
-            run += 8
-            continue
-        for i in range(w * 8, min(w * 8 + 8, n)):
-            index = (np.int64(gt[i]) << 8) | np.int64(pred[i])
-            if index != cell:
-                if cell >= 0:
-                    if hist[cell] == 0:
-                        seen[n_seen] = cell
-                        n_seen += 1
-                    hist[cell] += run
-                cell = index
-                run = 0
-                gt_word = np.uint64(gt[i]) * _EIGHT_COPIES
-                pred_word = np.uint64(pred[i]) * _EIGHT_COPIES
-            run += 1
+    i = 0  # the first pixel not yet counted
+    while i < n:
+        w = i >> 3
+        if (i & 7) == 0 and w < words and cell >= 0:
+            differs = (gt_words[w] ^ gt_word) | (pred_words[w] ^ pred_word)
+            if differs == 0:
+                run += 8
+                i += 8
+                continue
+            same = np.int64(trailing_zeros(differs)) >> 3  # pixels before the first change (little-endian)
+            run += same
+            i += same
+        index = (np.int64(gt[i]) << 8) | np.int64(pred[i])
+        if index != cell:
+            if cell >= 0:
+                if hist[cell] == 0:
+                    seen[n_seen] = cell
+                    n_seen += 1
+                hist[cell] += run
+            cell = index
+            run = 0
+            gt_word = np.uint64(gt[i]) * _EIGHT_COPIES
+            pred_word = np.uint64(pred[i]) * _EIGHT_COPIES
+        run += 1
+        i += 1
+        w = i >> 3
+        if (i & 7) != 0 and w < words:  # the rest of this word: skip the pixels still on the pair
+            differs = ((gt_words[w] ^ gt_word) | (pred_words[w] ^ pred_word)) >> np.uint64((i & 7) * 8)
+            skip = np.int64(8 - (i & 7)) if differs == 0 else np.int64(trailing_zeros(differs)) >> 3
+            run += skip
+            i += skip
     if cell >= 0:
         if hist[cell] == 0:
             seen[n_seen] = cell
