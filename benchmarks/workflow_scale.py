@@ -253,13 +253,15 @@ def main(argv: list[str] | None = None) -> int:
     log(f"{total} jobs planned ({fresh_dry_run:.1f} s); running the whole workflow: snakemake --cores {args.cores}")
     full_run, _ = run(repo, "snakemake", "--cores", str(args.cores))
     log(f"full run: {full_run:.1f} s; timing {args.repeats} dry runs and {args.repeats} no-op re-runs")
+    load_before = [round(x, 2) for x in os.getloadavg()]
     dry = timed_repeats(repo, args.repeats, "snakemake", "-n")
     noop = timed_repeats(repo, args.repeats, "snakemake", "--cores", str(args.cores))
 
     results = {
         "machine": {
             "cpus": os.cpu_count(),
-            "load_average": [round(x, 2) for x in os.getloadavg()],
+            "load_average_before_timing": load_before,
+            "load_average_after": [round(x, 2) for x in os.getloadavg()],
             "platform": platform.platform(),
             "python": platform.python_version(),
         },
@@ -290,7 +292,8 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(f"workflow scale: {args.frames} synthetic frames ({FRAME_SIZE[0]}x{FRAME_SIZE[1]}, "
           f"{-(-args.frames // args.frames_per_wall)} walls, split test), benchmark {BENCHMARK}, model best")
-    print(f"machine: {os.cpu_count()} CPUs, load average {results['machine']['load_average']}, "
+    print(f"machine: {os.cpu_count()} CPUs, load average (1, 5, 15 min) {load_before} before timing, "
+          f"{results['machine']['load_average_after']} after, "
           f"{results['machine']['platform']}, Python {results['machine']['python']}")
     print(f"config: shard_size {config['shard_size']}, max_shards {results['max_shards']} -> {shards} shards of "
           f"{frames_per_shard} frames; inference_size {args.inference_size}; --cores {args.cores}")
