@@ -5,7 +5,7 @@
 `--frames` ground-truth/prediction pairs at 1920x1080 (27 values 0..26 and 255, drawn shapes:
 masks.py), hard-linked from `--pool` distinct pairs, are scored as the benchmark defines it: both
 masks resized to 1280x720 with Pillow NEAREST, level-3/2/1 reports computed from the counts.
-The reference is the official evaluator's algorithm (shared protocol notes, section 3: Pillow
+The reference is the official evaluator's algorithm (docs/protocols/idd20k-icvgip2020.md: Pillow
 decode, Pillow NEAREST resize, then a Python loop zipping the flattened arrays and adding
 M[min(gt,26), min(pred,26)] per pixel),
 written out here and run on one core over every distinct pair of the pool; its split matrix is the
