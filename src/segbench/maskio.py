@@ -56,14 +56,21 @@ def decode_grey8_png(path: Path) -> np.ndarray | None:
     return mask if mask.dtype == np.uint8 and mask.shape == (height, width) else None
 
 
-def read_mask(path: Path) -> np.ndarray:
+WRONG_MODE = {  # what a mask of the wrong mode is told, by the role the file plays
+    "mask": "mask must be single-channel 8-bit (mode L or P), got mode {mode}",
+    "prediction": "prediction has mode {mode}; a prediction must be an 8-bit single-channel PNG "
+    "(mode L, or P read as its indices) holding class ids, not a colour rendering",
+}
+
+
+def read_mask(path: Path, role: str = "mask") -> np.ndarray:
     """A single-channel uint8 mask ('L', or 'P' read as its indices) as an (H, W) array."""
     mask = decode_grey8_png(path)
     if mask is not None:
         return mask
     image = open_image(path)
     if image.mode not in MASK_MODES:
-        raise SegbenchError(f"{path}: mask must be single-channel 8-bit (mode L or P), got mode {image.mode}")
+        raise SegbenchError(f"{path}: " + WRONG_MODE[role].format(mode=image.mode))
     return np.asarray(image)
 
 

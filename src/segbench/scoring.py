@@ -21,7 +21,7 @@ from .confusion import FrameCounts, constant_prediction, histogram_cells, invali
 from .datasets.base import Frame
 from .errors import SegbenchError
 from .labels import LabelSpace
-from .maskio import MASK_MODES, decode_grey8_png, open_image, read_mask
+from .maskio import read_mask
 
 
 def prediction_path(predictions: Path, frame: Frame) -> Path:
@@ -59,16 +59,7 @@ def check_predictions_exist(predictions: Path, frames: Sequence[Frame]) -> None:
 
 def read_prediction(path: Path) -> np.ndarray:
     """A predicted mask of class ids; a colour image is refused with what the protocol wants."""
-    mask = decode_grey8_png(path)
-    if mask is not None:
-        return mask
-    image = open_image(path)
-    if image.mode not in MASK_MODES:
-        raise SegbenchError(
-            f"{path}: prediction has mode {image.mode}; a prediction must be an 8-bit single-channel PNG "
-            "(mode L, or P read as its indices) holding class ids, not a colour rendering"
-        )
-    return np.asarray(image)
+    return read_mask(path, role="prediction")
 
 
 def same_aspect(size: tuple[int, int], target: tuple[int, int]) -> bool:
