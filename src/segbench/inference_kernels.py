@@ -96,70 +96,58 @@ def place(image: np.ndarray, pad: np.ndarray, out: np.ndarray) -> None:
     _place(image, pad, out)
 
 
+@numba.njit(inline="always", boundscheck=False)
+def _argmax_step(value, c, best, index):  # pragma: no cover - compiled
+    """One channel of a running argmax over a row: the first maximum wins, NaN beats any number
+    (torch.argmax's rule). Channel 0 initialises `best` and `index`."""
+    for j in range(value.shape[0]):
+        v = value[j]
+        b = best[j]
+        if c == 0 or v > b or (v != v and b == b):
+            best[j] = v
+            index[j] = c
+
+
+@numba.njit(inline="always", boundscheck=False)
+def _resized_row(x, c, lo, hi, wl, wh, c_low, c_high, c_wl, c_wh, row, out):  # pragma: no cover - compiled
+    """One output row of channel c: the two source rows blended, then the columns (one fma per tap)."""
+    for k in range(row.shape[0]):
+        row[k] = _fma(wh, x[c, hi, k], wl * x[c, lo, k])
+    for j in range(out.shape[0]):
+        out[j] = _fma(c_wh[j], row[c_high[j]], c_wl[j] * row[c_low[j]])
+
+
 @numba.njit(nogil=True, cache=True, boundscheck=False)
 def _argmax_rows(x, out):  # pragma: no cover - compiled
     channels, height, width = x.shape
     best = np.empty(width, np.float32)
     index = np.empty(width, np.uint8)
     for i in range(height):
-        for j in range(width):
-            best[j] = x[0, i, j]
-            index[j] = 0
-        for c in range(1, channels):
-            for j in range(width):
-                v = x[c, i, j]
-                b = best[j]
-                if v > b or (v != v and b == b):
-                    best[j] = v
-                    index[j] = c
-        for j in range(width):
-            out[i, j] = index[j]
+        for c in range(channels):
+            _argmax_step(x[c, i], c, best, index)
+        out[i, :] = index
 
 
 @numba.njit(nogil=True, cache=True, boundscheck=False)
 def _resize(x, r_low, r_high, r_wl, r_wh, c_low, c_high, c_wl, c_wh, out):  # pragma: no cover - compiled
-    channels, _, in_width = x.shape
-    height = r_low.shape[0]
-    width = c_low.shape[0]
-    row = np.empty(in_width, np.float32)
-    for c in range(channels):
-        for i in range(height):
-            lo, hi, wl, wh = r_low[i], r_high[i], r_wl[i], r_wh[i]
-            for k in range(in_width):
-                row[k] = _fma(wh, x[c, hi, k], wl * x[c, lo, k])
-            for j in range(width):
-                out[c, i, j] = _fma(c_wh[j], row[c_high[j]], c_wl[j] * row[c_low[j]])
+    row = np.empty(x.shape[2], np.float32)
+    for c in range(x.shape[0]):
+        for i in range(r_low.shape[0]):
+            _resized_row(x, c, r_low[i], r_high[i], r_wl[i], r_wh[i], c_low, c_high, c_wl, c_wh, row, out[c, i])
 
 
 @numba.njit(nogil=True, cache=True, boundscheck=False)
 def _resize_argmax(x, r_low, r_high, r_wl, r_wh, c_low, c_high, c_wl, c_wh, out):  # pragma: no cover - compiled
-    channels, _, in_width = x.shape
-    height = r_low.shape[0]
     width = c_low.shape[0]
-    row = np.empty(in_width, np.float32)
+    row = np.empty(x.shape[2], np.float32)
     value = np.empty(width, np.float32)
     best = np.empty(width, np.float32)
     index = np.empty(width, np.uint8)
-    for i in range(height):
-        lo, hi, wl, wh = r_low[i], r_high[i], r_wl[i], r_wh[i]
-        for c in range(channels):
-            for k in range(in_width):
-                row[k] = _fma(wh, x[c, hi, k], wl * x[c, lo, k])
-            for j in range(width):
-                value[j] = _fma(c_wh[j], row[c_high[j]], c_wl[j] * row[c_low[j]])
-            if c == 0:
-                for j in range(width):
-                    best[j] = value[j]
-                    index[j] = 0
-            else:
-                for j in range(width):
-                    v = value[j]
-                    b = best[j]
-                    if v > b or (v != v and b == b):
-                        best[j] = v
-                        index[j] = c
-        for j in range(width):
-            out[i, j] = index[j]
+    for i in range(r_low.shape[0]):
+        for c in range(x.shape[0]):
+            _resized_row(x, c, r_low[i], r_high[i], r_wl[i], r_wh[i], c_low, c_high, c_wl, c_wh, row, value)
+            _argmax_step(value, c, best, index)
+        out[i, :] = index
 
 
 def _window(weights, span: tuple[int, int] | None):
