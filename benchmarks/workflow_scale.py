@@ -42,6 +42,9 @@ import yaml
 from PIL import Image
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+from repo_copy import tracked_copy  # noqa: E402
+
 BIN = Path(sys.executable).parent
 BENCHMARK = "painting-vision"
 DATA = "data-scale"
@@ -54,29 +57,6 @@ TARGET_JOBS = (100, 999)  # "in the hundreds, not thousands"
 
 def log(message: str) -> None:
     print(f"[workflow_scale] {message}", flush=True)
-
-
-# --- the copy of the repository -----------------------------------------------------------------
-
-
-def tracked_copy(target: Path) -> Path:
-    """A new git repository holding the repository's files as a clone would: no data, no results."""
-    files = subprocess.run(
-        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        cwd=ROOT,
-        capture_output=True,
-        check=True,
-    ).stdout.decode()
-    for name in filter(None, files.split("\0")):
-        source = ROOT / name
-        if source.is_file() and not name.startswith("benchmarks/"):
-            (target / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, target / name)
-    git = ["git", "-c", "user.name=segbench-bench", "-c", "user.email=bench@segbench.invalid"]
-    subprocess.run(["git", "init", "-q"], cwd=target, check=True)
-    subprocess.run(["git", "add", "-A"], cwd=target, check=True)
-    subprocess.run([*git, "commit", "-qm", "copy"], cwd=target, check=True)
-    return target
 
 
 # --- the synthetic dataset ----------------------------------------------------------------------

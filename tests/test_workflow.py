@@ -17,24 +17,11 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+from repo_copy import tracked_copy  # noqa: E402  (re-exported for the other end-to-end modules)
+
 BIN = Path(sys.executable).parent
 pytestmark = pytest.mark.workflow
-
-
-def tracked_copy(target: Path) -> Path:
-    """A new git repository holding the repository's files (as a clone would), no data, no results."""
-    files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
-                           capture_output=True, check=True).stdout.decode().split("\0")
-    for name in filter(None, files):
-        source = ROOT / name
-        if source.is_file():
-            (target / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, target / name)
-    git = ["git", "-c", "user.name=segbench-test", "-c", "user.email=test@segbench.invalid"]
-    subprocess.run(["git", "init", "-q"], cwd=target, check=True)
-    subprocess.run(["git", "add", "-A"], cwd=target, check=True)
-    subprocess.run([*git, "commit", "-qm", "copy"], cwd=target, check=True)
-    return target
 
 
 def only_benchmark(repo: Path, name: str = "painting-vision") -> Path:
