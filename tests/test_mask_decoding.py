@@ -11,7 +11,6 @@ from PIL import Image
 
 from segbench.errors import SegbenchError
 from segbench.maskio import decode_grey8_png, read_mask
-from segbench.scoring import read_prediction
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -25,7 +24,7 @@ def test_every_mask_the_project_ships_decodes_as_with_pillow():
     masks = [p for folder in ("data/labels", "data-idd/gtFine", "data-easyportrait/annotations") for p in (ROOT / folder).rglob("*.png")]
     assert len(masks) >= 80, "the DVC-pinned datasets are not pulled (make setup)"
     for path in masks:
-        fast = decode_grey8_png(path)
+        fast = decode_grey8_png(path.read_bytes())
         assert fast is not None, path  # all of them are 8-bit greyscale: the fast path applies
         np.testing.assert_array_equal(fast, pillow(path), err_msg=str(path))
 
@@ -45,7 +44,7 @@ def values() -> np.ndarray:
 def test_8bit_grey_plain_optimised_and_unfiltered(tmp_path, values):
     for name, options in [("plain.png", {}), ("optimised.png", {"optimize": True}), ("level0.png", {"compress_level": 0})]:
         path = save(tmp_path, name, Image.fromarray(values), **options)
-        np.testing.assert_array_equal(decode_grey8_png(path), values)
+        np.testing.assert_array_equal(decode_grey8_png(path.read_bytes()), values)
 
 
 def adam7_png(values: np.ndarray) -> bytes:
@@ -65,21 +64,21 @@ def test_adam7_interlaced_grey(tmp_path, values):
     path.write_bytes(adam7_png(values))
     assert pillow(path).shape == values.shape
     np.testing.assert_array_equal(pillow(path), values)
-    np.testing.assert_array_equal(decode_grey8_png(path), values)
+    np.testing.assert_array_equal(decode_grey8_png(path.read_bytes()), values)
 
 
 def test_palette_masks_are_read_as_their_indices_by_pillow(tmp_path, values):
     image = Image.fromarray(values, mode="L").convert("P")  # identity-like palette, indices kept
     image.putpalette([c for v in range(256) for c in (v, 255 - v, 0)])
     path = save(tmp_path, "palette.png", image)
-    assert decode_grey8_png(path) is None  # imagecodecs would expand the palette to colours
+    assert decode_grey8_png(path.read_bytes()) is None  # imagecodecs would expand the palette to colours
     np.testing.assert_array_equal(read_mask(path), pillow(path))
-    np.testing.assert_array_equal(read_prediction(path), pillow(path))
+    np.testing.assert_array_equal(read_mask(path, role="prediction"), pillow(path))
 
 
 def test_grey_with_transparency_goes_to_pillow(tmp_path, values):
     path = save(tmp_path, "trns.png", Image.fromarray(values), transparency=5)
-    assert decode_grey8_png(path) is None  # imagecodecs adds an alpha channel
+    assert decode_grey8_png(path.read_bytes()) is None  # imagecodecs adds an alpha channel
     np.testing.assert_array_equal(read_mask(path), values)
 
 
@@ -88,11 +87,11 @@ def test_other_bit_depths_and_colour_are_refused_as_before(tmp_path, values):
     colour = save(tmp_path, "colour.png", Image.fromarray(np.stack([values] * 3, axis=-1)))
     bilevel = save(tmp_path, "bilevel.png", Image.fromarray(values > 127))
     for path in (sixteen, colour, bilevel):
-        assert decode_grey8_png(path) is None
+        assert decode_grey8_png(path.read_bytes()) is None
         with pytest.raises(SegbenchError, match=f"{path.name}: mask must be single-channel 8-bit"):
             read_mask(path)
     with pytest.raises(SegbenchError, match="colour.png: prediction has mode RGB"):
-        read_prediction(colour)
+        read_mask(colour, role="prediction")
 
 
 def test_damaged_files_get_pillows_error_naming_the_file(tmp_path, values):
@@ -103,7 +102,7 @@ def test_damaged_files_get_pillows_error_naming_the_file(tmp_path, values):
     corrupt = tmp_path / "corrupt.png"
     corrupt.write_bytes(data[:60] + bytes(b ^ 0x5A for b in data[60:120]) + data[120:])
     for path in (truncated, corrupt):
-        assert decode_grey8_png(path) is None
+        assert decode_grey8_png(path.read_bytes()) is None
         with pytest.raises(SegbenchError, match=f"{path.name}: unreadable or truncated image"):
             read_mask(path)
     with pytest.raises(SegbenchError, match="missing.png: file not found"):
@@ -118,6 +117,6 @@ def test_a_png_whose_header_lies_about_its_size_is_not_trusted(tmp_path, values)
     data[16:20] = (54).to_bytes(4, "big")  # width 54 instead of 53: the IHDR CRC no longer matches
     path = tmp_path / "lying.png"
     path.write_bytes(bytes(data))
-    assert decode_grey8_png(path) is None
+    assert decode_grey8_png(path.read_bytes()) is None
     with pytest.raises(SegbenchError, match="lying.png"):
         read_mask(path)

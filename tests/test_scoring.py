@@ -9,7 +9,8 @@ from segbench.confusion import joint_histogram
 from segbench.datasets.painting_vision import read_frames
 from segbench.definitions import load_benchmark
 from segbench.errors import SegbenchError
-from segbench.scoring import check_prediction_folder, fit_prediction, score_constant, score_predictions
+from segbench.intake import open_predictions
+from segbench.scoring import fit_prediction, score_constant, score_predictions
 
 PV = load_benchmark("painting-vision")
 GT = np.array([[0, 1, 2, 255], [8, 8, 9, 3]], np.uint8)
@@ -42,14 +43,14 @@ def test_missing_and_extra_masks_are_named(tmp_path, dataset):
     write_png(preds / "a.png", GT)
     write_png(preds / "zz.png", GT)
     with pytest.raises(SegbenchError) as error:
-        check_prediction_folder(preds, dataset)
+        open_predictions(preds, dataset).close()
     assert "missing prediction for frame b" in str(error.value)
     assert "zz.png" in str(error.value)
 
 
 def test_missing_folder_is_named(tmp_path, dataset):
     with pytest.raises(SegbenchError, match="predictions folder not found"):
-        check_prediction_folder(tmp_path / "nope", dataset)
+        open_predictions(tmp_path / "nope", dataset).close()
 
 
 def test_prediction_values_outside_the_model_space_name_the_frame(tmp_path, dataset):

@@ -11,7 +11,8 @@ from segbench.confusion import joint_histogram
 from segbench.datasets.base import Frame
 from segbench.definitions import load_benchmark
 from segbench.errors import SegbenchError
-from segbench.scoring import check_prediction_folder, score_constant, score_predictions
+from segbench.intake import open_predictions
+from segbench.scoring import score_constant, score_predictions
 
 IDD_SIZE = (1280, 720)
 
@@ -103,9 +104,9 @@ def test_missing_prediction_fails_at_once_naming_it(tmp_path, idd):
     with pytest.raises(SegbenchError) as exc:
         score_predictions(frames, tmp_path / "pred", idd.ground_truth, idd.ground_truth, IDD_SIZE)
     assert str(exc.value) == (
-        f"{tmp_path / 'pred'}: 2 missing prediction(s):\n"
-        f"  frame 7/000001: {tmp_path / 'pred/7/000001_gtFine_labellevel3Ids.png'}\n"
-        f"  frame 8/000003: {tmp_path / 'pred/8/000003_gtFine_labellevel3Ids.png'}"
+        f"{tmp_path / 'pred'}: predictions do not match the evaluated frames:\n"
+        f"  missing prediction for frame 7/000001: {tmp_path / 'pred/7/000001_gtFine_labellevel3Ids.png'}\n"
+        f"  missing prediction for frame 8/000003: {tmp_path / 'pred/8/000003_gtFine_labellevel3Ids.png'}"
     )
 
 
@@ -115,8 +116,8 @@ def test_rgb_prediction_is_refused(tmp_path, idd):
     with pytest.raises(SegbenchError) as exc:
         score_predictions([frame], tmp_path / "pred", idd.ground_truth, idd.ground_truth, IDD_SIZE)
     assert str(exc.value) == (
-        f"{path}: prediction has mode RGB; a prediction must be an 8-bit single-channel PNG "
-        "(mode L, or P read as its indices) holding class ids, not a colour rendering"
+        f"{path}: prediction is a 4x4, 8-bit RGB PNG; a prediction must be an 8-bit single-channel "
+        "PNG (greyscale, or palette read as its indices) holding class ids, not a colour rendering"
     )
 
 
@@ -143,7 +144,7 @@ def test_submission_folder_must_mirror_the_frames(tmp_path, idd):
     save(tmp_path / "pred" / frames[0].prediction, np.zeros((4, 4), np.uint8))
     save(tmp_path / "pred" / "7" / "000001_leftImg8bit.png", np.zeros((4, 4), np.uint8))
     with pytest.raises(SegbenchError) as exc:
-        check_prediction_folder(tmp_path / "pred", frames)
+        open_predictions(tmp_path / "pred", frames).close()
     assert str(exc.value).splitlines()[1:] == [
         f"  missing prediction for frame 8/000002: {tmp_path / 'pred/8/000002_gtFine_labellevel3Ids.png'}",
         f"  extra file not matching any evaluated frame: {tmp_path / 'pred/7/000001_leftImg8bit.png'}",

@@ -87,11 +87,11 @@ def cmd_submit(args: argparse.Namespace) -> None:
     benchmark = load_benchmark(args.benchmark)
     config = load_config(args.config)
     spec = steps.ModelSpec.from_config(config, args.model)
-    identity_doc = steps.read_json(args.identity)
+    identity_doc = steps.read_json_fields(args.identity, ("name", "kind", "label_space", "checkpoint_sha256"))
     identity = steps.ModelIdentity(identity_doc["name"], identity_doc["kind"], identity_doc["label_space"],
                                    identity_doc["checkpoint_sha256"])
     size = None if spec.kind == "predictions" else spec.inference_size or benchmark.inference_size
-    dataset_id = steps.read_json(args.dataset_id)["dataset_id"]
+    dataset_id = steps.read_json_fields(args.dataset_id, ("dataset_id",))["dataset_id"]
     steps.submission(benchmark, steps.read_json(args.metrics), steps.read_json(args.floor_metrics), dataset_id,
                      identity, size, args.out)
 
@@ -110,8 +110,23 @@ def cmd_pull(args: argparse.Namespace) -> None:
         print(f"{path}: {'restored with dvc pull' if path in pulled else 'present'}")
 
 
+def read_records(paths: list[Path]) -> list[dict]:
+    """Submission records, each validated against its benchmark's schemas before it is tabled."""
+    from .submission import validate_record
+
+    records = []
+    for path in paths:
+        record = steps.read_json(path)
+        name = record.get("benchmark") if isinstance(record, dict) else None
+        if not isinstance(name, str):
+            raise SegbenchError(f"{path}: not a submission record (no 'benchmark' field naming its benchmark)")
+        validate_record(record, load_benchmark(name), path)
+        records.append(record)
+    return records
+
+
 def cmd_leaderboard(args: argparse.Namespace) -> None:
-    records = [steps.read_json(p) for p in args.submissions]
+    records = read_records(args.submissions)
     floors = [steps.read_json(p) for p in args.floors]
     groups = leaderboard.build(records, floors)
     steps.write_text(args.out.with_suffix(".csv"), leaderboard.to_csv(groups))
@@ -123,7 +138,7 @@ def cmd_leaderboard(args: argparse.Namespace) -> None:
 
 
 def cmd_results(args: argparse.Namespace) -> None:
-    records = [steps.read_json(p) for p in args.submissions]
+    records = read_records(args.submissions)
     floors = [steps.read_json(p) for p in args.floors]
     groups = leaderboard.build(records, floors)
     if args.metrics_out:
@@ -261,7 +276,8 @@ def cmd_overlays(args: argparse.Namespace) -> None:
 
     from . import overlays
     from .maskio import read_mask, read_rgb
-    from .scoring import evaluated_masks, read_prediction
+    from .intake import is_archive, open_predictions, read_prediction
+    from .scoring import evaluated_masks
 
     benchmark = load_benchmark(args.benchmark)
     subject = read_subject(benchmark, args.counts)
@@ -279,11 +295,13 @@ def cmd_overlays(args: argparse.Namespace) -> None:
                 continue
             score = picked[rank - 1]
             frame = frames[score.frame_id]
-            found = [d / frame.prediction for d in args.predictions if (d / frame.prediction).is_file()]
+            found = [d for d in args.predictions if is_archive(d) or (d / frame.prediction).is_file()]
             if not found:
                 raise SegbenchError(f"no prediction for frame {frame.frame_id} in {[str(d) for d in args.predictions]}")
-            gt, pred = evaluated_masks(read_mask(frame.label), read_prediction(found[0]), benchmark.evaluation_size,
-                                       found[0])
+            gt = read_mask(frame.label)
+            with open_predictions(found[0], [frame], exact=False) as masks:
+                pred = read_prediction(masks, frame, gt.shape, benchmark.evaluation_size)
+            gt, pred = evaluated_masks(gt, pred, benchmark.evaluation_size, masks.where(frame))
             image = read_rgb(frame.image)
             caption = overlays.caption(kind, rank, subject, score, report, frame.group_id)
             overlays.render(overlays.panels(benchmark, report, subject, np.asarray(image), gt, pred), caption,
@@ -454,6 +472,14 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except SegbenchError as exc:
         print(f"segbench: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("segbench: interrupted (every output is written whole or not at all: none was left half-written)",
+              file=sys.stderr)
+        return 130
+    except OSError as exc:  # the file system refused (read-only, full, permissions) outside a named write
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"segbench: error: {where}{exc.strerror or exc}", file=sys.stderr)
         return 1
     return 0
 

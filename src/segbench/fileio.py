@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -26,10 +26,35 @@ def atomic_path(path: Path) -> Iterator[Path]:
     except OSError as exc:
         raise SegbenchError(f"{path}: cannot write: {exc.strerror}") from None
     finally:
-        partial.unlink(missing_ok=True)
+        discard(partial)
+
+
+def discard(path: Path) -> None:
+    """Remove a partial file if it is there; a folder that cannot be written has none to remove."""
+    try:
+        path.unlink(missing_ok=True)
+    except OSError:
+        pass
 
 
 def atomic_write_text(path: Path, text: str) -> None:
     """Write `text` (UTF-8, '\\n' line ends) to `path` atomically."""
     with atomic_path(path) as partial:
         partial.write_text(text, encoding="utf-8", newline="\n")
+
+
+def atomic_write_texts(texts: Mapping[Path, str]) -> None:
+    """Write several files as one set: all are written beside their targets first, then renamed
+    into place, so a failure leaves none of them changed."""
+    partials = {Path(path): partial_path(Path(path)) for path in texts}
+    try:
+        for path, partial in partials.items():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            partial.write_text(texts[path], encoding="utf-8", newline="\n")
+        for path, partial in partials.items():
+            partial.replace(path)
+    except OSError as exc:
+        raise SegbenchError(f"{exc.filename or path}: cannot write: {exc.strerror}; none of {sorted(map(str, texts))} was written") from None
+    finally:
+        for partial in partials.values():
+            discard(partial)

@@ -1,7 +1,10 @@
 """Reading and writing images and single-channel masks, with errors that name the file."""
 
+import io
 import struct
+from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 import imagecodecs
 import numpy as np
@@ -11,10 +14,12 @@ from .errors import SegbenchError
 from .fileio import atomic_path
 
 
-def open_image(path: Path) -> Image.Image:
-    """Open and fully decode `path`; a missing, unreadable or truncated file is a SegbenchError."""
+def open_image(source: Path | BinaryIO, name: Path | str | None = None) -> Image.Image:
+    """Open and fully decode `source` (a path, or a stream whose errors name `name`); a missing,
+    unreadable or truncated file is a SegbenchError."""
+    path = source if name is None else name
     try:
-        with Image.open(path) as image:  # closes the file even when decoding fails
+        with Image.open(source) as image:  # closes the file even when decoding fails
             image.load()
     except FileNotFoundError:
         raise SegbenchError(f"{path}: file not found") from None
@@ -29,9 +34,51 @@ MASK_MODES = ("L", "P")  # 8-bit single channel; a palette image is read as its 
 
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+COLOUR_TYPES = {0: "greyscale", 2: "RGB", 3: "palette", 4: "greyscale with alpha", 6: "RGBA"}
 
 
-def decode_grey8_png(path: Path) -> np.ndarray | None:
+@dataclass(frozen=True)
+class PngHeader:
+    """A PNG's IHDR chunk (the first chunk): what the file claims before any pixel is decoded."""
+
+    width: int
+    height: int
+    bit_depth: int
+    colour_type: int
+
+    @property
+    def size(self) -> tuple[int, int]:
+        return self.width, self.height
+
+    @property
+    def single_channel_8bit(self) -> bool:
+        return self.bit_depth == 8 and self.colour_type in (0, 3)
+
+    def describe(self) -> str:
+        return f"{self.width}x{self.height}, {self.bit_depth}-bit {COLOUR_TYPES.get(self.colour_type, 'unknown colour type')}"
+
+
+def png_header(data: bytes, name: Path | str) -> PngHeader:
+    """The IHDR of PNG bytes `data`; anything that is not a PNG is a SegbenchError naming `name`."""
+    if len(data) < 33 or data[:8] != PNG_SIGNATURE or data[12:16] != b"IHDR":
+        raise SegbenchError(f"{name}: not a PNG file (no PNG signature and IHDR header)")
+    width, height, bit_depth, colour_type = struct.unpack(">IIBB", data[16:26])
+    return PngHeader(width, height, bit_depth, colour_type)
+
+
+def read_bytes(path: Path) -> bytes:
+    """A file's bytes, every failure a SegbenchError naming it."""
+    try:
+        return Path(path).read_bytes()
+    except FileNotFoundError:
+        raise SegbenchError(f"{path}: file not found") from None
+    except IsADirectoryError:
+        raise SegbenchError(f"{path}: is a folder, expected a file") from None
+    except OSError as exc:
+        raise SegbenchError(f"{path}: unreadable ({exc.strerror})") from None
+
+
+def decode_grey8_png(data: bytes) -> np.ndarray | None:
     """The fast path for the common mask file: an 8-bit greyscale PNG, decoded by imagecodecs.
 
     imagecodecs (libpng with zlib-ng) decodes these ~30% faster than Pillow, to the same array
@@ -39,12 +86,6 @@ def decode_grey8_png(path: Path) -> np.ndarray | None:
     else (palette, other bit depths, transparency, not a PNG, damaged): the caller then decodes
     with Pillow, which reads every mode and words the error for a bad file.
     """
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise SegbenchError(f"{path}: file not found") from None
-    except OSError as exc:
-        raise SegbenchError(f"{path}: unreadable ({exc.strerror})") from None
     # IHDR is the first chunk: width, height, bit depth, colour type (0 = greyscale).
     if len(data) < 33 or data[:8] != PNG_SIGNATURE or data[12:16] != b"IHDR" or data[24:26] != b"\x08\x00":
         return None
@@ -63,15 +104,20 @@ WRONG_MODE = {  # what a mask of the wrong mode is told, by the role the file pl
 }
 
 
-def read_mask(path: Path, role: str = "mask") -> np.ndarray:
-    """A single-channel uint8 mask ('L', or 'P' read as its indices) as an (H, W) array."""
-    mask = decode_grey8_png(path)
+def decode_mask(data: bytes, name: Path | str, role: str = "mask") -> np.ndarray:
+    """Mask bytes as an (H, W) uint8 array ('L', or 'P' read as its indices); errors name `name`."""
+    mask = decode_grey8_png(data)
     if mask is not None:
         return mask
-    image = open_image(path)
+    image = open_image(io.BytesIO(data), name)
     if image.mode not in MASK_MODES:
-        raise SegbenchError(f"{path}: " + WRONG_MODE[role].format(mode=image.mode))
+        raise SegbenchError(f"{name}: " + WRONG_MODE[role].format(mode=image.mode))
     return np.asarray(image)
+
+
+def read_mask(path: Path, role: str = "mask") -> np.ndarray:
+    """A single-channel uint8 mask ('L', or 'P' read as its indices) as an (H, W) array."""
+    return decode_mask(read_bytes(path), path, role)
 
 
 def read_rgb(path: Path) -> np.ndarray:

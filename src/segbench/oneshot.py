@@ -19,6 +19,9 @@ from . import steps
 from .config import load_config
 from .definitions import load_benchmark
 from .errors import AuditFailed, SegbenchError
+from .fileio import atomic_write_texts
+from .intake import is_archive
+from .submission import dumps
 from .table import flatten, render_text
 
 
@@ -29,14 +32,39 @@ def timed(step: str) -> Iterator[None]:
     print(f"[{time.perf_counter() - start:6.1f} s] {step}", file=sys.stderr)
 
 
+HF_WEIGHTS = ("*.safetensors", "pytorch_model*.bin", "*.pth")
+
+
 def checkpoint_kind(path: Path) -> str:
     """The adapter for a --checkpoint path: a folder with config.json is a Hugging Face model,
-    another folder holds prediction masks, a .ts/.torchscript file is TorchScript, else a .pt."""
+    another folder or an archive (.zip, .tar, .tar.gz) holds prediction masks, a .ts/.torchscript
+    file is TorchScript, else a .pt. A folder of model weights without config.json is refused
+    rather than taken for a folder of masks."""
+    if is_archive(path):
+        return "predictions"
     if path.is_dir():
-        return "hf-segformer" if (path / "config.json").is_file() else "predictions"
+        if (path / "config.json").is_file():
+            return "hf-segformer"
+        weights = sorted(p.name for pattern in HF_WEIGHTS for p in path.glob(pattern))
+        if weights:
+            raise SegbenchError(
+                f"{path}: holds model weights ({', '.join(weights[:3])}) but no config.json: a Hugging Face model "
+                "folder needs its config.json (or pass --checkpoint-kind)"
+            )
+        return "predictions"
     if path.suffix in (".ts", ".torchscript"):
         return "torchscript"
     return "checkpoint"
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {value}")
+    return value
 
 
 def parser() -> argparse.ArgumentParser:
@@ -51,8 +79,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--emit-submission", type=Path, help="submission record of the checkpoint; baselines' beside it")
     p.add_argument("--benchmark", default="painting-vision")
     p.add_argument("--config", type=Path, default=Path("config/config.yaml"), help="where baselines are defined")
-    p.add_argument("--inference-size", type=int, help="long side at inference (default: the benchmark's)")
-    p.add_argument("--batch-size", type=int, default=4)
+    p.add_argument("--inference-size", type=positive_int, help="long side at inference (default: the benchmark's)")
+    p.add_argument("--batch-size", type=positive_int, default=4)
     p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     p.add_argument("--work-dir", type=Path, default=Path("build/benchmark"), help="predictions, counts and audit reports")
     return p
@@ -65,8 +93,6 @@ def evaluate_model(args: argparse.Namespace, benchmark: Any, frames: list, spec:
         with timed(f"inference: {spec.name}"):
             steps.infer(benchmark, frames, spec, folder / "predictions", args.batch_size, args.device, progress=True)
         predictions = folder / "predictions"
-    else:
-        steps.check_predictions(spec, frames)
     with timed(f"scoring: {spec.name}"):
         steps.score(benchmark, frames, spec, predictions, folder / "counts.parquet", frames[0].split)
         return steps.metrics_document(benchmark, [folder / "counts.parquet"])
@@ -89,6 +115,8 @@ def run(args: argparse.Namespace) -> None:
         report = steps.run_audit(benchmark, args.data, [split], work / "audit.json", work / "audit.txt")
     print(f"audit passed with {len(report.warnings)} warning(s): {work / 'audit.txt'}")
     frames = steps.frames_of_split(benchmark, args.data, split)
+    for spec in [model, *baselines]:
+        steps.check_predictions(spec, frames)  # before hashing: the hash covers only checked files
     identities = {spec.name: steps.model_identity(spec, benchmark) for spec in [model, *baselines]}
 
     with timed("floor"):
@@ -96,16 +124,18 @@ def run(args: argparse.Namespace) -> None:
         floor = steps.metrics_document(benchmark, [work / "floor" / "counts.parquet"])
     documents = {spec.name: evaluate_model(args, benchmark, frames, spec, work) for spec in [model, *baselines]}
 
-    records = {}
+    records, targets = {}, {}
     for spec in [model, *baselines]:
         out = args.emit_submission if spec is model else None
         if args.emit_submission is not None and spec is not model:
             out = args.emit_submission.with_name(f"{args.emit_submission.stem}.{spec.name}{args.emit_submission.suffix}")
         size = None if spec.kind == "predictions" else spec.inference_size or benchmark.inference_size
-        target = out if out is not None else work / spec.name / "submission.json"
-        records[spec.name] = steps.submission(benchmark, documents[spec.name], floor, manifest["dataset_id"],
-                                              identities[spec.name], size, target)
-        print(f"submission record ({spec.name}): {target}")
+        targets[spec.name] = out if out is not None else work / spec.name / "submission.json"
+        records[spec.name] = steps.submission_record(benchmark, documents[spec.name], floor, manifest["dataset_id"],
+                                                     identities[spec.name], size, targets[spec.name])
+    atomic_write_texts({targets[name]: dumps(record) for name, record in records.items()})  # all or none
+    for name, target in targets.items():
+        print(f"submission record ({name}): {target}")
 
     rows = [dict(model=name, kind=identities[name].kind, **flatten(doc["results"]),
                  beats_floor=records[name]["floor"]["beaten"]) for name, doc in documents.items()]
@@ -119,14 +149,34 @@ def run(args: argparse.Namespace) -> None:
         print(f"\nWARNING: {', '.join(losers)} do(es) not beat the floor: learned nothing on this benchmark.")
 
 
+def previous_records(args: argparse.Namespace) -> list[Path]:
+    """Records a failed run leaves from an earlier run (it never removes them): said in the error."""
+    if args.emit_submission is None:
+        return []
+    folder = args.emit_submission.parent
+    stem, suffix = args.emit_submission.stem, args.emit_submission.suffix
+    return sorted({*folder.glob(f"{stem}{suffix}"), *folder.glob(f"{stem}.*{suffix}")})
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    before = previous_records(args)
     try:
         run(args)
+        return 0
     except AuditFailed as exc:
-        print(f"benchmark.py: audit failed, nothing evaluated: {exc}", file=sys.stderr)
-        return 1
+        message = f"audit failed, nothing evaluated: {exc}"
+        code = 1
     except SegbenchError as exc:
-        print(f"benchmark.py: error: {exc}", file=sys.stderr)
-        return 1
-    return 0
+        message = f"error: {exc}"
+        code = 1
+    except KeyboardInterrupt:
+        message = "interrupted; no submission record was written"
+        code = 130
+    except OSError as exc:  # the file system refused (read-only, full, permissions) outside a named write
+        message = f"error: {exc.filename}: {exc.strerror}" if exc.filename else f"error: {exc}"
+        code = 1
+    if before:
+        message += f"\n(records of an earlier run left unchanged: {', '.join(map(str, before))})"
+    print(f"benchmark.py: {message}", file=sys.stderr)
+    return code

@@ -20,52 +20,9 @@ from .cellcount import joint_cells
 from .confusion import FrameCounts, constant_prediction, histogram_cells, invalid_values, value_histogram
 from .datasets.base import Frame
 from .errors import SegbenchError
+from .intake import Predictions, open_predictions, read_prediction, same_aspect
 from .labels import LabelSpace
 from .maskio import read_mask
-
-
-def prediction_path(predictions: Path, frame: Frame) -> Path:
-    """Where a frame's predicted mask is: the dataset format's naming rule (Frame.prediction)."""
-    return predictions / frame.prediction
-
-
-def check_prediction_folder(predictions: Path, frames: Sequence[Frame]) -> None:
-    """A predictions folder must hold exactly one mask per evaluated frame: name what is not.
-
-    A file that matches no evaluated frame is refused too (for every benchmark, although the IDD
-    reference ignores extra files): it is almost always a misnamed prediction or the wrong folder.
-    """
-    if not predictions.is_dir():
-        raise SegbenchError(f"{predictions}: predictions folder not found")
-    expected = {prediction_path(predictions, f): f for f in frames}
-    present = {p for p in predictions.rglob("*.png")}
-    missing = sorted(set(expected) - present)
-    extra = sorted(present - set(expected))
-    lines = [f"missing prediction for frame {expected[p].frame_id}: {p}" for p in missing]
-    lines += [f"extra file not matching any evaluated frame: {p}" for p in extra]
-    if lines:
-        more = f"\n  ... and {len(lines) - 20} more" if len(lines) > 20 else ""
-        raise SegbenchError(f"{predictions}: predictions do not match the evaluated frames:\n  " + "\n  ".join(lines[:20]) + more)
-
-
-def check_predictions_exist(predictions: Path, frames: Sequence[Frame]) -> None:
-    """Fail before decoding anything when a frame has no prediction (the IDD reference hangs)."""
-    missing = [f for f in frames if not prediction_path(predictions, f).is_file()]
-    if missing:
-        lines = [f"frame {f.frame_id}: {prediction_path(predictions, f)}" for f in missing[:20]]
-        more = f"\n  ... and {len(missing) - 20} more" if len(missing) > 20 else ""
-        raise SegbenchError(f"{predictions}: {len(missing)} missing prediction(s):\n  " + "\n  ".join(lines) + more)
-
-
-def read_prediction(path: Path) -> np.ndarray:
-    """A predicted mask of class ids; a colour image is refused with what the protocol wants."""
-    return read_mask(path, role="prediction")
-
-
-def same_aspect(size: tuple[int, int], target: tuple[int, int]) -> bool:
-    """Whether `size` is `target` scaled uniformly, up to rounding of one side."""
-    (w, h), (tw, th) = size, target
-    return round(w * th / tw) == h or round(h * tw / th) == w
 
 
 def resize_nearest(mask: np.ndarray, size: tuple[int, int]) -> np.ndarray:
@@ -75,7 +32,7 @@ def resize_nearest(mask: np.ndarray, size: tuple[int, int]) -> np.ndarray:
     return np.asarray(Image.fromarray(mask).resize(size, Image.Resampling.NEAREST))
 
 
-def fit_prediction(pred: np.ndarray, gt_shape: tuple[int, int], path: Path) -> np.ndarray:
+def fit_prediction(pred: np.ndarray, gt_shape: tuple[int, int], path: Path | str) -> np.ndarray:
     """Resize a mask made at another size to the ground truth's, by Pillow's NEAREST (pixel centres)."""
     size, target = (pred.shape[1], pred.shape[0]), (gt_shape[1], gt_shape[0])
     if size != target and not same_aspect(size, target):
@@ -87,7 +44,7 @@ def fit_prediction(pred: np.ndarray, gt_shape: tuple[int, int], path: Path) -> n
 
 
 def evaluated_masks(
-    gt: np.ndarray, pred: np.ndarray, evaluation_size: tuple[int, int] | None, path: Path
+    gt: np.ndarray, pred: np.ndarray, evaluation_size: tuple[int, int] | None, path: Path | str
 ) -> tuple[np.ndarray, np.ndarray]:
     """The two masks at the size they are compared at.
 
@@ -102,7 +59,7 @@ def evaluated_masks(
 
 def frame_cells(
     frame: Frame,
-    predictions: Path,
+    predictions: Predictions,
     gt_space: LabelSpace,
     pred_space: LabelSpace,
     luts: tuple[np.ndarray, np.ndarray],
@@ -110,8 +67,9 @@ def frame_cells(
 ) -> tuple[np.ndarray, np.ndarray]:
     """A frame's non-zero joint-histogram cells (joint_cells), its raw values checked against the
     spaces' raw lookup tables `luts` (ground truth, prediction)."""
-    path = prediction_path(predictions, frame)
-    gt, pred = evaluated_masks(read_mask(frame.label), read_prediction(path), evaluation_size, path)
+    path = predictions.where(frame)
+    gt = read_mask(frame.label)
+    gt, pred = evaluated_masks(gt, read_prediction(predictions, frame, gt.shape, evaluation_size), evaluation_size, path)
     cells = joint_cells(gt, pred)
     bad_gt, bad_pred = invalid_values(cells[0], *luts)
     if bad_gt:
@@ -138,11 +96,11 @@ def score_predictions(
     """Per-frame counts of predicted masks against the ground truth, frames decoded in parallel.
 
     `evaluation_size` is the benchmark's (Benchmark.evaluation_size): (width, height) or None.
+    `predictions` is a folder or an archive (intake.open_predictions checks these frames' entries).
     """
-    check_predictions_exist(predictions, frames)
-    with ThreadPoolExecutor(workers()) as pool:
+    with open_predictions(predictions, frames, exact=False) as masks, ThreadPoolExecutor(workers()) as pool:
         luts = gt_space.raw_lut(), pred_space.raw_lut()
-        cells = list(pool.map(lambda f: frame_cells(f, predictions, gt_space, pred_space, luts, evaluation_size), frames))
+        cells = list(pool.map(lambda f: frame_cells(f, masks, gt_space, pred_space, luts, evaluation_size), frames))
     return FrameCounts.from_cells([f.frame_id for f in frames], cells)
 
 

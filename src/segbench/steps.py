@@ -18,10 +18,11 @@ from .definitions import Benchmark
 from .errors import SegbenchError
 from .evaluation import evaluate
 from .labels import LabelSpace
-from .scoring import check_prediction_folder, score_constant, score_predictions
+from .intake import open_predictions
+from .scoring import score_constant, score_predictions
 from .spec import ModelSpec, shard_count  # defined there so that plan.py need not import this module
 from .fileio import atomic_write_text
-from .submission import ModelIdentity, build_record, write_record
+from .submission import ModelIdentity, build_record, dumps, validate_record
 
 
 def frames_of_split(benchmark: Benchmark, data: Path, split: str) -> list[Frame]:
@@ -112,9 +113,9 @@ def score(
 
 
 def check_predictions(spec: ModelSpec, frames: Sequence[Frame]) -> None:
-    """For a predictions folder: exactly one mask per evaluated frame."""
+    """For a predictions folder or archive: exactly one plain mask file per evaluated frame."""
     if spec.kind == "predictions":
-        check_prediction_folder(spec.path, frames)
+        open_predictions(spec.path, frames, exact=True).close()
 
 
 def counts_space(benchmark: Benchmark, meta: dict[str, Any]) -> LabelSpace:
@@ -182,6 +183,17 @@ def read_json(path: Path) -> Any:
         raise SegbenchError(f"{path}: not JSON ({exc})") from None
 
 
+def read_json_fields(path: Path, fields: Sequence[str]) -> dict[str, Any]:
+    """A JSON object that must have `fields`; the missing ones are named."""
+    document = read_json(path)
+    if not isinstance(document, dict):
+        raise SegbenchError(f"{path}: expected a JSON object, got {type(document).__name__}")
+    missing = [f for f in fields if f not in document]
+    if missing:
+        raise SegbenchError(f"{path}: missing field(s) {missing}")
+    return document
+
+
 def submission(
     benchmark: Benchmark,
     metrics: dict[str, Any],
@@ -192,6 +204,21 @@ def submission(
     out: Path,
 ) -> dict[str, Any]:
     """Build, validate and write the submission record of one (model, split)."""
+    record = submission_record(benchmark, metrics, floor_metrics, dataset_id, identity, inference_size, out)
+    atomic_write_text(out, dumps(record))
+    return record
+
+
+def submission_record(
+    benchmark: Benchmark,
+    metrics: dict[str, Any],
+    floor_metrics: dict[str, Any],
+    dataset_id: str,
+    identity: ModelIdentity,
+    inference_size: int | None,
+    out: Path,
+) -> dict[str, Any]:
+    """The submission record of one (model, split), validated against the schemas (as `out`)."""
     if floor_metrics["split"] != metrics["split"] or floor_metrics["frames"] != metrics["frames"]:
         raise SegbenchError("the floor and the model were scored on different frames; refusing to compare them")
     record = build_record(
@@ -205,5 +232,5 @@ def submission(
         metrics["frames"],
         metrics["pixels_evaluated"],
     )
-    write_record(out, record, benchmark)
+    validate_record(record, benchmark, out)
     return record
