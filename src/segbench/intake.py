@@ -22,60 +22,21 @@ checkpoint_sha256 is the SHA-256 of the archive's bytes.
 from __future__ import annotations
 
 import os
-from abc import ABC, abstractmethod
 import stat
 import tarfile
 import threading
 import zipfile
+import zlib
+from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 import numpy as np
 
+from .archives import ARCHIVE_SUFFIXES, LIMITS, bad_name, is_archive, member_checks, refuse
 from .datasets.base import Frame
 from .errors import SegbenchError
 from .maskio import decode_mask, png_header
-
-
-@dataclass(frozen=True)
-class Limits:
-    """What a predictions folder or archive may hold (see docs/security.md)."""
-
-    max_entries: int = 200_000  # entries in an archive (files and folders)
-    max_mask_bytes: int = 64 << 20  # one mask file, as stored (uncompressed)
-    max_total_bytes: int = 16 << 30  # all of an archive's entries, uncompressed
-    max_ratio: int = 200  # uncompressed / compressed size of a zip entry, or of a whole tar.gz
-    max_rescale: int = 4  # a prediction's side at most this many times the ground truth's
-
-
-LIMITS = Limits()
-ARCHIVE_SUFFIXES = (".zip", ".tar", ".tar.gz", ".tgz")
-SHOWN = 20  # problems listed in one error
-
-
-def is_archive(path: Path) -> bool:
-    return Path(path).name.lower().endswith(ARCHIVE_SUFFIXES)
-
-
-def refuse(source: Path, what: str, problems: Sequence[str]) -> None:
-    if problems:
-        more = f"\n  ... and {len(problems) - SHOWN} more" if len(problems) > SHOWN else ""
-        raise SegbenchError(f"{source}: {what}:\n  " + "\n  ".join(problems[:SHOWN]) + more)
-
-
-def bad_name(name: str) -> str | None:
-    """Why an entry name is refused (absolute, `..`, backslash, empty part), or None."""
-    if name.startswith("/") or (len(name) > 1 and name[1] == ":"):
-        return "an absolute name"
-    if "\\" in name:
-        return "a name with a backslash"
-    parts = name.rstrip("/").split("/")
-    if ".." in parts:
-        return "a name with '..'"
-    if any(p in ("", ".") for p in parts):
-        return "a name with an empty or '.' part"
-    return None
 
 
 def folders_of(names: Iterable[str]) -> set[str]:
@@ -100,7 +61,7 @@ class Predictions(ABC):
 
     def check_listing(self, present: set[str], kinds: list[str]) -> None:
         """Refuse entries of the wrong kind, and missing (and, when exact, extra) predictions."""
-        problems = list(kinds)
+        problems = sorted(kinds)
         problems += [
             f"missing prediction for frame {f.frame_id}: {self.source}/{name}"
             for name, f in sorted(self.expected.items())
@@ -208,25 +169,6 @@ class FolderPredictions(Predictions):
             return stream.read(LIMITS.max_mask_bytes + 1)
 
 
-def member_checks(source: Path, entries: list[tuple[str, str | None, int]], archive_bytes: int) -> None:
-    """Refuse an archive whose entries (name, problem, uncompressed size) break the limits."""
-    problems = [f"{source}: {name}: refused: {problem}" for name, problem, _ in entries if problem]
-    problems += [
-        f"{source}: {name}: {size} bytes uncompressed, more than the limit of {LIMITS.max_mask_bytes}"
-        for name, _, size in entries
-        if size > LIMITS.max_mask_bytes
-    ]
-    total = sum(size for _, _, size in entries)
-    if total > LIMITS.max_total_bytes:
-        problems.append(f"{source}: {total} bytes uncompressed in all, more than the limit of {LIMITS.max_total_bytes}")
-    if total > LIMITS.max_ratio * max(archive_bytes, 1):
-        problems.append(
-            f"{source}: {total} bytes uncompressed from {archive_bytes} bytes, a ratio above the limit of "
-            f"{LIMITS.max_ratio} (an archive bomb?)"
-        )
-    refuse(source, "archive refused", problems)
-
-
 class ArchivePredictions(Predictions):
     """Masks inside a zip or tar (optionally gzip/bz2/xz) archive, read member by member in memory."""
 
@@ -290,13 +232,17 @@ class ArchivePredictions(Predictions):
                 problem = None if name.rstrip("/") in allowed else "a nested folder"
                 checked.append((name, problem, 0))
                 continue
+            if problem is None and PurePosixPath(name).parent.as_posix() not in allowed | {"."}:
+                problem = "in a nested folder"
             if problem is None and name in members:
                 problem = "a second entry of the same name"
             if problem is None and packed and size > LIMITS.max_ratio * packed:
                 problem = f"compresses {size} bytes into {packed}, a ratio above the limit of {LIMITS.max_ratio}"
             checked.append((name, problem, size))
             members.setdefault(name, member)
-        member_checks(self.source, checked, self.source.stat().st_size)
+        member_checks(
+            self.source, checked, self.source.stat().st_size, LIMITS.max_mask_bytes, LIMITS.max_total_bytes
+        )
         self.check_listing(set(members), [])
         return members
 
@@ -310,7 +256,7 @@ class ArchivePredictions(Predictions):
                 else:
                     stream = self.archive.extractfile(member)  # type: ignore[arg-type]
                     data = stream.read(LIMITS.max_mask_bytes + 1) if stream is not None else b""
-            except (zipfile.BadZipFile, tarfile.TarError, OSError, EOFError, ValueError) as exc:
+            except (zipfile.BadZipFile, tarfile.TarError, zlib.error, OSError, EOFError, ValueError) as exc:
                 raise SegbenchError(f"{self.where(frame)}: damaged archive member ({exc})") from None
         if len(data) > LIMITS.max_mask_bytes:
             raise SegbenchError(f"{self.where(frame)}: more than the limit of {LIMITS.max_mask_bytes} bytes")

@@ -111,13 +111,13 @@ def run(args: argparse.Namespace) -> None:
     with timed("dataset identity"):
         manifest = steps.dataset_manifest(benchmark, args.data, args.dataset_manifest)
     print(f"dataset_id: {manifest['dataset_id']}" + (" (verified against the manifest)" if args.dataset_manifest else ""))
+    frames = steps.frames_of_split(benchmark, args.data, split)
+    for spec in [model, *baselines]:  # refused before anything is written; before hashing, which covers only checked files
+        steps.check_predictions(spec, frames)
+    identities = {spec.name: steps.model_identity(spec, benchmark) for spec in [model, *baselines]}
     with timed("audit"):
         report = steps.run_audit(benchmark, args.data, [split], work / "audit.json", work / "audit.txt")
     print(f"audit passed with {len(report.warnings)} warning(s): {work / 'audit.txt'}")
-    frames = steps.frames_of_split(benchmark, args.data, split)
-    for spec in [model, *baselines]:
-        steps.check_predictions(spec, frames)  # before hashing: the hash covers only checked files
-    identities = {spec.name: steps.model_identity(spec, benchmark) for spec in [model, *baselines]}
 
     with timed("floor"):
         steps.score(benchmark, frames, None, None, work / "floor" / "counts.parquet", split)

@@ -23,6 +23,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from .datasets.base import Frame
 from .errors import SegbenchError
 from .fileio import atomic_write_text
@@ -83,6 +85,36 @@ def checkpoint_sha256(path: Path) -> str:
     return hashlib.sha256(canonical_json(entries)).hexdigest()
 
 
+def verify_pin(path: Path) -> None:
+    """A file with a DVC pin beside it (`<file>.dvc`) must have the pinned size and MD5.
+
+    DVC's pins are MD5s (DVC 3 hashes a file's bytes as they are): a file damaged on disk or
+    restored damaged from a remote is refused here, before it is read as a model.
+    """
+    pin = Path(path).with_name(Path(path).name + ".dvc")
+    if not pin.is_file():
+        return
+    try:
+        outs = yaml.safe_load(pin.read_text(encoding="utf-8"))["outs"]
+        want_md5, want_size = outs[0]["md5"], outs[0].get("size")
+    except (yaml.YAMLError, KeyError, IndexError, TypeError, UnicodeDecodeError, OSError):
+        raise SegbenchError(f"{pin}: not a readable DVC pin (outs[0].md5)") from None
+    size = Path(path).stat().st_size
+    if want_size is not None and size != want_size:
+        intact = False  # no need to read it through
+    else:
+        digest = hashlib.md5(usedforsecurity=False)
+        with Path(path).open("rb") as stream:
+            while block := stream.read(BLOCK):
+                digest.update(block)
+        intact = digest.hexdigest() == want_md5
+    if not intact:
+        raise SegbenchError(
+            f"{path}: bytes differ from its DVC pin {pin} (pinned md5 {want_md5}, size {want_size}; the file has "
+            f"size {size}): damaged, or changed without `dvc add {path}`; `dvc pull --force {pin}` restores it"
+        )
+
+
 def dataset_id(frame_entries: Sequence[Mapping[str, Any]], id_prefix: str) -> str:
     """`id_prefix` + ":" + SHA-256 of the canonical serialisation of the frames, sorted by frame_id."""
     ordered = sorted(frame_entries, key=lambda e: e["frame_id"])
@@ -118,7 +150,7 @@ def build_manifest(data_dir: Path, frames: Sequence[Frame], id_prefix: str = "pv
     for frame in sorted(frames, key=lambda f: f.frame_id):
         image_sha, label_sha = _sha_or_none(frame.image), _sha_or_none(frame.label)
         missing += [
-            f"{p} (frame {frame.frame_id!r})"
+            f"{p} (frame {frame.frame_id!r})" + (": a folder, not a file" if Path(p).is_dir() else "")
             for p, s in ((frame.image, image_sha), (frame.label, label_sha))
             if s is None
         ]
@@ -195,6 +227,12 @@ def read_manifest(path: Path, id_prefix: str = "pv1", group_key: str = "wall_id"
     if set(manifest) != _TOP_KEYS:
         missing, extra = sorted(_TOP_KEYS - set(manifest)), sorted(set(manifest) - _TOP_KEYS)
         raise SegbenchError(f"{path}: fields missing {missing}, unexpected {extra}")
+    stated = manifest["dataset_id"]
+    if not isinstance(stated, str) or not stated.startswith(f"{id_prefix}:"):
+        raise SegbenchError(
+            f"{path}: field 'dataset_id' is {stated!r}, expected '{id_prefix}:<sha256>': the manifest of another "
+            "benchmark (or of none)"
+        )
     frames = manifest["frames"]
     if not isinstance(frames, list):
         raise SegbenchError(f"{path}: field 'frames' must be a list")
@@ -204,9 +242,6 @@ def read_manifest(path: Path, id_prefix: str = "pv1", group_key: str = "wall_id"
         if entry["frame_id"] in seen:
             raise SegbenchError(f"{path}: frames/{i}: duplicate frame_id {entry['frame_id']!r}")
         seen.add(entry["frame_id"])
-    stated = manifest["dataset_id"]
-    if not isinstance(stated, str) or not stated.startswith(f"{id_prefix}:"):
-        raise SegbenchError(f"{path}: field 'dataset_id' is {stated!r}, expected '{id_prefix}:<sha256>'")
     computed = dataset_id(frames, id_prefix)
     if stated != computed:
         raise SegbenchError(

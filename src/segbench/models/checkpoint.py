@@ -38,9 +38,11 @@ from typing import Any
 import torch
 from torch import nn
 
+from ..archives import verify_model_zip
 from ..definitions import Benchmark
 from ..errors import SegbenchError
 from ..labels import LabelSpace
+from ..provenance import verify_pin
 from . import architectures
 from .base import Normalization, SegmentationModel, declared_space, resolve_device
 
@@ -95,6 +97,8 @@ def read_checkpoint(path: Path) -> Any:
         raise SegbenchError(
             f"{path}: this is a TorchScript archive, not a training checkpoint: use model kind 'torchscript'"
         )
+    verify_pin(path)
+    verify_model_zip(path)
     try:
         return torch.load(path, map_location="cpu", weights_only=True)
     except pickle.UnpicklingError as exc:
@@ -139,19 +143,21 @@ def load_checkpoint(
     space = _declared(doc, path, benchmark, label_space)
     normalization = Normalization.from_file_field(doc["normalization"], str(path))
     name = doc["architecture"]
+    what = f"architecture '{name}' {dict(doc['arguments'])} with {space.size} classes"
     try:
         arch = architectures.architecture(name)
-        module = architectures.build(name, doc["arguments"], space.size)
+        with torch.device("meta"):  # shapes only: nothing is allocated for what the arguments ask
+            shapes = architectures.build(name, doc["arguments"], space.size)
     except SegbenchError as exc:
         raise SegbenchError(f"{path}: {exc}") from None
+    _check_state(shapes, doc["state_dict"], path, what)
+    module = architectures.build(name, doc["arguments"], space.size)  # no larger than the file's tensors
     stride = doc["stride"]
     if stride % arch.stride:
         raise SegbenchError(
             f"{path}: field 'stride' {stride} is not a multiple of architecture '{name}''s stride {arch.stride}"
         )
-    _load_state(
-        module, doc["state_dict"], path, f"architecture '{name}' {dict(doc['arguments'])} with {space.size} classes"
-    )
+    module.load_state_dict(doc["state_dict"], strict=True)
     return CheckpointModel(path, module, space, normalization, stride, resolve_device(device), name)
 
 
@@ -204,7 +210,8 @@ def _check_fields(doc: Any, path: Path) -> None:
             raise SegbenchError(f"{path}: field '{field_name}' must be {what}, got {type(doc[field_name]).__name__}")
 
 
-def _load_state(module: nn.Module, state: Mapping[str, torch.Tensor], path: Path, what: str) -> None:
+def _check_state(module: nn.Module, state: Mapping[str, torch.Tensor], path: Path, what: str) -> None:
+    """The file's state dict must match `module` key for key and shape for shape, and be finite."""
     expected = module.state_dict()
     missing = [k for k in expected if k not in state]
     unexpected = [k for k in state if k not in expected]
@@ -225,7 +232,6 @@ def _load_state(module: nn.Module, state: Mapping[str, torch.Tensor], path: Path
         raise SegbenchError(
             f"{path}: state_dict has non-finite values (NaN or inf) in {len(bad)} tensors ({_first(bad)})"
         )
-    module.load_state_dict(state, strict=True)
 
 
 def _first(items: list[str], n: int = 5) -> str:

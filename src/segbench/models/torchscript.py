@@ -26,9 +26,11 @@ from typing import Any
 import torch
 from torch import nn
 
+from ..archives import verify_model_zip
 from ..definitions import Benchmark
 from ..errors import SegbenchError
 from ..labels import LabelSpace
+from ..provenance import verify_pin
 from .base import Normalization, SegmentationModel, declared_space, resolve_device
 
 METADATA = "segbench.json"
@@ -74,7 +76,9 @@ def torchscript_space(path: Path, benchmark: Benchmark, label_space: str | None 
         with zipfile.ZipFile(path) as archive:
             names = archive.namelist()
             if not any(n.endswith("/constants.pkl") for n in names):
-                raise zipfile.BadZipFile("no constants.pkl")
+                pt = any(n.endswith("/data.pkl") for n in names)
+                raise zipfile.BadZipFile("no constants.pkl" + (" (it looks like a torch.save file: use model kind "
+                                                               "'checkpoint')" if pt else ""))
             found = [n for n in names if n.endswith(f"/extra/{METADATA}")]
             raw = archive.read(found[0]) if found else ""
     except (zipfile.BadZipFile, OSError, ValueError) as exc:
@@ -103,10 +107,13 @@ def load_torchscript(
 
 
 def _check_file(path: Path) -> None:
+    """A file, matching its DVC pin where it has one, every zip member's CRC intact."""
     if not path.exists():
         raise SegbenchError(f"{path}: TorchScript archive not found")
     if not path.is_file():
         raise SegbenchError(f"{path}: a TorchScript archive must be a file (written by torch.jit.save)")
+    verify_pin(path)
+    verify_model_zip(path)
 
 
 def _declared(meta: dict[str, Any], path: Path, benchmark: Benchmark, label_space: str | None) -> LabelSpace:

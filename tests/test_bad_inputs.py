@@ -1,0 +1,694 @@
+"""The bad-input catalogue: files from strangers (dataset, manifest, config, checkpoints of each
+kind, predictions folders and archives) given to the one-shot command and the CLI.
+
+Every case runs the command in-process (segbench.oneshot.main / segbench.cli.main) on a tiny
+dataset and asserts the exit code, that the one error line names the offending file or field,
+that no traceback is printed and that nothing is left behind (no submission record, no partial
+file).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import struct
+import tarfile
+import zipfile
+import zlib
+from argparse import Namespace
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from PIL import Image
+
+from pv_fixtures import clean_frames, make_dataset, write_png
+from segbench import cli, oneshot
+from segbench.datasets import read_dataset
+from segbench.definitions import load_benchmark, load_label_space
+from segbench.models.architectures import build
+from segbench.models.checkpoint import save_checkpoint
+from segbench.models.torchscript import save_torchscript
+from segbench.provenance import build_manifest, sha256_file, write_manifest
+from segbench.steps import frames_of_split, metrics_document, write_json
+
+ROOT = Path(__file__).resolve().parents[1]
+PV = load_benchmark("painting-vision")
+NORM = {"mean": [0.5, 0.5, 0.5], "std": [0.25, 0.25, 0.25]}
+WIDTHS = [4, 8, 8]
+
+
+@dataclass(frozen=True)
+class World:
+    """A valid tiny dataset with its manifest, a checkpoint, a TorchScript archive and a
+    predictions folder (the labels themselves, copied): each case damages a copy of one."""
+
+    data: Path
+    manifest: Path
+    pt: Path
+    ts: Path
+    preds: Path
+    test_frames: tuple[str, ...]
+    record: Path  # the checkpoint's record from a valid run
+    floor_metrics: Path
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory) -> World:
+    root = tmp_path_factory.mktemp("world")
+    data = make_dataset(root, clean_frames())
+    frames = frames_of_split(PV, data, "test")
+    manifest = root / "manifest.json"
+    write_manifest(manifest, build_manifest(data, read_dataset(PV, data)))
+    torch.manual_seed(0)
+    net = build("tiny-segnet", {"widths": WIDTHS}, 10).eval()
+    space = load_label_space("painting-vision-10")
+    save_checkpoint(root / "tiny.pt", net, "tiny-segnet", {"widths": WIDTHS}, space, NORM)
+    save_torchscript(root / "tiny.ts", net, space, NORM, stride=8)
+    preds = root / "preds"
+    preds.mkdir()
+    for frame in frames:
+        shutil.copyfile(frame.label, preds / frame.prediction)
+    record = root / "valid" / "submission.json"
+    work = root / "work"
+    assert oneshot.main(["--data", str(data), "--checkpoint", str(root / "tiny.pt"), "--dataset-manifest", str(manifest),
+                         "--emit-submission", str(record), "--work-dir", str(work), "--device", "cpu"]) == 0
+    floor_metrics = root / "floor-metrics.json"
+    write_json(floor_metrics, metrics_document(PV, [work / "painting-vision" / "test" / "floor" / "counts.parquet"]))
+    return World(data, manifest, root / "tiny.pt", root / "tiny.ts", preds, tuple(f.frame_id for f in frames), record,
+                 floor_metrics)
+
+
+@dataclass(frozen=True)
+class Run:
+    entry: str  # "oneshot" or "cli"
+    argv: list[str]
+    code: int
+    needles: tuple[str, ...]  # each must appear in stderr
+
+
+def oneshot_run(tmp: Path, checkpoint: Path, *extra: str, data: Path | None = None, code: int = 1,
+                needles: tuple[str, ...] = (), world: World | None = None) -> Run:
+    argv = ["--data", str(data if data is not None else world.data), "--checkpoint", str(checkpoint),
+            "--split", "test", "--emit-submission", str(tmp / "out" / "submission.json"),
+            "--work-dir", str(tmp / "work"), "--device", "cpu", *extra]
+    return Run("oneshot", argv, code, needles)
+
+
+def predictions_run(tmp: Path, w: World, folder: Path, *needles: str, code: int = 1) -> Run:
+    return oneshot_run(tmp, folder, "--checkpoint-kind", "predictions", "--label-space", "painting-vision-10",
+                       world=w, code=code, needles=needles)
+
+
+def copy_preds(w: World, tmp: Path) -> Path:
+    return Path(shutil.copytree(w.preds, tmp / "preds"))
+
+
+def copy_data(w: World, tmp: Path) -> Path:
+    return Path(shutil.copytree(w.data, tmp / "data"))
+
+
+def png_bytes(width: int, height: int, bit_depth: int = 8, colour: int = 0, idat: bytes | None = None) -> bytes:
+    def chunk(kind: bytes, payload: bytes) -> bytes:
+        return struct.pack(">I", len(payload)) + kind + payload + struct.pack(">I", zlib.crc32(kind + payload))
+
+    header = struct.pack(">IIBBBBB", width, height, bit_depth, colour, 0, 0, 0)
+    body = idat if idat is not None else zlib.compress(b"\x00" * 16)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", body) + chunk(b"IEND", b"")
+
+
+def png_of(mask: np.ndarray) -> bytes:
+    buffer = io.BytesIO()
+    Image.fromarray(mask).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def corrupt_zip_member(path: Path, out: Path, pick: Callable[[str], bool]) -> Path:
+    """`path` with bytes inside the first member `pick` accepts overwritten (its CRC now wrong)."""
+    data = bytearray(path.read_bytes())
+    with zipfile.ZipFile(path) as archive:
+        info = next(i for i in archive.infolist() if pick(i.filename) and i.file_size >= 8)
+    name_len, extra_len = struct.unpack("<HH", data[info.header_offset + 26: info.header_offset + 30])
+    start = info.header_offset + 30 + name_len + extra_len
+    data[start: start + 4] = bytes(b ^ 0xFF for b in data[start: start + 4])
+    out.write_bytes(bytes(data))
+    return out
+
+
+def checkpoint_doc(w: World) -> dict:
+    return torch.load(w.pt, map_location="cpu", weights_only=True)
+
+
+def save_doc(doc: object, path: Path) -> Path:
+    torch.save(doc, path)
+    return path
+
+
+def zip_of(path: Path, members: dict[str, bytes], symlinks: tuple[str, ...] = ()) -> Path:
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, payload in members.items():
+            info = zipfile.ZipInfo(name)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            if name in symlinks:
+                info.external_attr = (0o120777 << 16)
+            archive.writestr(info, payload)
+    return path
+
+
+def pred_members(w: World) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(w.preds.iterdir())}
+
+
+def tar_of(path: Path, w: World, extra: Callable[[tarfile.TarFile], None], mode: str = "w") -> Path:
+    with tarfile.open(path, mode) as archive:
+        for name, payload in pred_members(w).items():
+            info = tarfile.TarInfo(name)
+            info.size = len(payload)
+            archive.addfile(info, io.BytesIO(payload))
+        extra(archive)
+    return path
+
+
+def tar_entry(name: str, kind: bytes, target: str = "") -> Callable[[tarfile.TarFile], None]:
+    def add(archive: tarfile.TarFile) -> None:
+        info = tarfile.TarInfo(name)
+        info.type = kind
+        info.linkname = target
+        archive.addfile(info)
+
+    return add
+
+
+# --- the cases: each returns the Run to make ---------------------------------------------------
+
+CASES: dict[str, Callable[[World, Path], Run]] = {}
+
+
+def case(name: str):
+    def register(make: Callable[[World, Path], Run]) -> Callable[[World, Path], Run]:
+        assert name not in CASES
+        CASES[name] = make
+        return make
+
+    return register
+
+
+def data_case(name: str, damage: Callable[[Path], str], *needles: str, code: int = 1) -> None:
+    """A case that damages a copy of the dataset; `damage` returns a needle naming what it damaged."""
+
+    def make(w: World, tmp: Path) -> Run:
+        data = copy_data(w, tmp)
+        named = damage(data)
+        return oneshot_run(tmp, w.pt, data=data, code=code, needles=(named, *needles), world=w)
+
+    case(f"dataset-{name}")(make)
+
+
+def unlink(path: Path) -> str:
+    path.unlink()
+    return path.name
+
+
+data_case("frames-csv-missing", lambda d: unlink(d / "frames.csv"))
+data_case("label-missing", lambda d: unlink(d / "labels" / "d1.png"))
+data_case("image-missing", lambda d: unlink(d / "images" / "d1.png") and "images/d1")
+
+
+def label_is_folder(d: Path) -> str:
+    (d / "labels" / "d1.png").unlink()
+    (d / "labels" / "d1.png").mkdir()
+    return "d1.png"
+
+
+data_case("label-is-a-folder", label_is_folder, "folder")
+
+
+def truncate(path: Path) -> str:
+    path.write_bytes(path.read_bytes()[:40])
+    return path.name
+
+
+data_case("label-truncated", lambda d: truncate(d / "labels" / "e1.png"))
+data_case("image-truncated", lambda d: truncate(d / "images" / "e1.png"))
+
+
+def rgb_label(d: Path) -> str:
+    write_png(d / "labels" / "e1.png", np.zeros((16, 20, 3), np.uint8))
+    return "e1"
+
+
+data_case("label-rgb", rgb_label)
+
+
+def label_values(d: Path) -> str:
+    write_png(d / "labels" / "e1.png", np.full((16, 20), 77, np.uint8))
+    return "e1"
+
+
+data_case("label-values-outside-taxonomy", label_values, "77")
+
+
+def label_size(d: Path) -> str:
+    write_png(d / "labels" / "e1.png", np.zeros((8, 20), np.uint8))
+    return "e1"
+
+
+data_case("label-size-differs-from-image", label_size)
+
+
+def rewrite_csv(d: Path, text: str) -> str:
+    (d / "frames.csv").write_text(text)
+    return "frames.csv"
+
+
+data_case("csv-bad-header", lambda d: rewrite_csv(d, "id,wall,split\na1,wA,train\n"))
+data_case("csv-wall-in-two-splits", lambda d: rewrite_csv(
+    d, "frame_id,wall_id,split\na1,wA,train\na2,wA,train\nb1,wB,train\nc1,wC,val\nd1,wA,test\ne1,wE,test\n") and "wA")
+data_case("csv-empty-test-split", lambda d: rewrite_csv(
+    d, "frame_id,wall_id,split\na1,wA,train\na2,wA,train\nb1,wB,train\nc1,wC,val\nd1,wD,val\ne1,wE,val\n") and "test")
+
+
+@case("dataset-folder-missing")
+def _(w: World, tmp: Path) -> Run:
+    return oneshot_run(tmp, w.pt, data=tmp / "nowhere", needles=("nowhere",), world=w)
+
+
+# --- manifests ---------------------------------------------------------------------------------
+
+
+def manifest_case(name: str, damage: Callable[[dict, Path], str | bytes], *needles: str) -> None:
+    def make(w: World, tmp: Path) -> Run:
+        document = json.loads(w.manifest.read_text())
+        path = tmp / "manifest.json"
+        text = damage(document, path)
+        if isinstance(text, bytes):
+            path.write_bytes(text)
+        else:
+            path.write_text(text)
+        return oneshot_run(tmp, w.pt, "--dataset-manifest", str(path), needles=("manifest.json", *needles), world=w)
+
+    case(f"manifest-{name}")(make)
+
+
+def redo_id(document: dict) -> str:
+    from segbench.provenance import dataset_id
+
+    document["dataset_id"] = dataset_id(document["frames"], "pv1")
+    return json.dumps(document)
+
+
+manifest_case("not-json", lambda m, p: "{not json", "line 1")
+manifest_case("not-utf8", lambda m, p: b"\xff\xfe{}", "UTF-8")
+manifest_case("wrong-format", lambda m, p: json.dumps({**m, "format": "other"}), "format")
+manifest_case("edited-dataset-id", lambda m, p: json.dumps({**m, "dataset_id": "pv1:" + "0" * 64}), "dataset_id")
+manifest_case("label-bytes-changed", lambda m, p: (m["frames"][-1]["label"].update(sha256="0" * 64), redo_id(m))[1],
+              "labels/e1.png", "bytes changed")
+manifest_case("frame-missing", lambda m, p: (m["frames"].pop(), redo_id(m))[1], "e1")
+manifest_case("bad-sha-field", lambda m, p: (m["frames"][0]["image"].update(sha256="xyz"), json.dumps(m))[1],
+              "frames/0", "image/sha256")
+
+
+def other_benchmark(m: dict, p: Path) -> str:
+    for entry in m["frames"]:
+        entry["drive_id"] = entry.pop("wall_id")
+    from segbench.provenance import dataset_id
+
+    m["dataset_id"] = dataset_id(m["frames"], "idd")
+    return json.dumps(m)
+
+
+manifest_case("another-benchmarks-manifest", other_benchmark, "another benchmark")
+
+
+@case("manifest-not-found")
+def _(w: World, tmp: Path) -> Run:
+    return oneshot_run(tmp, w.pt, "--dataset-manifest", str(tmp / "gone.json"), needles=("gone.json", "not found"),
+                       world=w)
+
+
+# --- config (where baselines are defined) ------------------------------------------------------
+
+
+def config_case(name: str, text: str, *needles: str, baseline: str = "best") -> None:
+    def make(w: World, tmp: Path) -> Run:
+        path = tmp / "config.yaml"
+        path.write_text(text)
+        return oneshot_run(tmp, w.pt, "--config", str(path), "--baseline", baseline,
+                           needles=("config.yaml", *needles), world=w)
+
+    case(f"config-{name}")(make)
+
+
+GOOD_CONFIG = (ROOT / "config" / "config.yaml").read_text()
+config_case("yaml-syntax-error", GOOD_CONFIG + "\nmodels: [unclosed\n", "line")
+config_case("not-a-mapping", "- just\n- a list\n")
+config_case("schema-violation", GOOD_CONFIG.replace("shard_size: 8", "shard_size: -3"), "shard_size")
+
+
+@case("config-not-found")
+def _(w: World, tmp: Path) -> Run:
+    return oneshot_run(tmp, w.pt, "--config", str(tmp / "none.yaml"), "--baseline", "best",
+                       needles=("none.yaml",), world=w)
+
+
+@case("config-unknown-baseline")
+def _(w: World, tmp: Path) -> Run:
+    return oneshot_run(tmp, w.pt, "--baseline", "deeplab-coco", needles=("deeplab-coco",), world=w)
+
+
+# --- checkpoints (.pt) -------------------------------------------------------------------------
+
+
+def pt_case(name: str, make_file: Callable[[World, Path], Path], *needles: str) -> None:
+    def make(w: World, tmp: Path) -> Run:
+        path = make_file(w, tmp)
+        return oneshot_run(tmp, path, needles=(path.name, *needles), world=w)
+
+    case(f"checkpoint-{name}")(make)
+
+
+def write(path: Path, payload: bytes) -> Path:
+    path.write_bytes(payload)
+    return path
+
+
+def with_doc(change: Callable[[dict], object]) -> Callable[[World, Path], Path]:
+    def make_file(w: World, tmp: Path) -> Path:
+        doc = checkpoint_doc(w)
+        changed = change(doc)
+        return save_doc(changed if isinstance(changed, dict) else doc, tmp / "edited.pt")
+
+    return make_file
+
+
+pt_case("not-found", lambda w, t: t / "absent.pt", "not found")
+pt_case("empty-file", lambda w, t: write(t / "empty.pt", b""))
+pt_case("random-bytes", lambda w, t: write(t / "noise.pt", os.urandom(4096)))
+pt_case("truncated", lambda w, t: write(t / "cut.pt", w.pt.read_bytes()[: w.pt.stat().st_size // 2]))
+pt_case("member-crc-wrong", lambda w, t: corrupt_zip_member(w.pt, t / "crc.pt", lambda n: "/data/" in n), "damaged")
+pt_case("needs-code-to-unpickle", lambda w, t: save_doc({"x": Namespace(a=1)}, t / "code.pt"), "argparse.Namespace")
+pt_case("holds-a-tensor", lambda w, t: save_doc(torch.zeros(3), t / "tensor.pt"), "Tensor")
+pt_case("missing-fields", with_doc(lambda d: {k: v for k, v in d.items() if k != "stride"}), "stride")
+pt_case("wrong-format", with_doc(lambda d: d.update(format="other")), "format")
+pt_case("unknown-architecture", with_doc(lambda d: d.update(architecture="resnet-9000")), "resnet-9000")
+pt_case("hostile-widths-40000", with_doc(lambda d: d.update(arguments={"widths": [40000, 40000, 40000]})), "40000")
+pt_case("hostile-widths-5000", with_doc(lambda d: d.update(arguments={"widths": [16, 5000, 5000]})), "5000")
+pt_case("bad-widths-type", with_doc(lambda d: d.update(arguments={"widths": "wide"})), "widths")
+pt_case("num-classes-in-arguments", with_doc(lambda d: d["arguments"].update(num_classes=3)), "num_classes")
+pt_case("nan-weights", with_doc(lambda d: d["state_dict"]["classifier.bias"].fill_(float("nan"))), "non-finite")
+pt_case("missing-weight", with_doc(lambda d: d["state_dict"].pop("classifier.bias")), "classifier.bias")
+pt_case("unknown-label-space", with_doc(lambda d: d["label_space"].update(name="coco-80")), "coco-80")
+pt_case("stride-not-multiple", with_doc(lambda d: d.update(stride=12)), "stride")
+pt_case("normalization-bad", with_doc(lambda d: d.update(normalization={"mean": [0.5], "std": [0, 0, 0]})),
+        "normalization")
+
+
+def deflate_bomb_pt(w: World, tmp: Path) -> Path:
+    path = tmp / "bomb.pt"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as archive:
+        with archive.open("bomb/data/0", "w", force_zip64=True) as member:
+            block = bytes(1 << 20)
+            for _ in range(64):
+                member.write(block)
+    return path
+
+
+pt_case("zip-bomb-member", deflate_bomb_pt, "ratio")
+
+
+def pinned_wrong(w: World, tmp: Path) -> Path:
+    path = tmp / "pinned.pt"
+    shutil.copyfile(w.pt, path)
+    (tmp / "pinned.pt.dvc").write_text(f"outs:\n- md5: {'0' * 32}\n  size: {path.stat().st_size}\n  hash: md5\n"
+                                       "  path: pinned.pt\n")
+    return path
+
+
+pt_case("differs-from-dvc-pin", pinned_wrong, "DVC pin")
+
+
+# --- TorchScript -------------------------------------------------------------------------------
+
+
+def ts_case(name: str, make_file: Callable[[World, Path], Path], *needles: str) -> None:
+    def make(w: World, tmp: Path) -> Run:
+        path = make_file(w, tmp)
+        return oneshot_run(tmp, path, "--checkpoint-kind", "torchscript", needles=(path.name, *needles), world=w)
+
+    case(f"torchscript-{name}")(make)
+
+
+def rezip(w: World, tmp: Path, change: Callable[[str, bytes], bytes | None]) -> Path:
+    path = tmp / "changed.ts"
+    with zipfile.ZipFile(w.ts) as source, zipfile.ZipFile(path, "w") as target:
+        for info in source.infolist():
+            payload = change(info.filename, source.read(info))
+            if payload is not None:
+                target.writestr(info, payload)
+    return path
+
+
+ts_case("not-found", lambda w, t: t / "absent.ts", "not found")
+ts_case("member-crc-wrong", lambda w, t: corrupt_zip_member(w.ts, t / "crc.ts", lambda n: "/code/" in n), "damaged")
+ts_case("a-pt-file", lambda w, t: Path(shutil.copyfile(w.pt, t / "really-pt.ts")), "checkpoint")
+ts_case("no-metadata", lambda w, t: rezip(w, t, lambda n, b: None if n.endswith("segbench.json") else b), "segbench.json")
+ts_case("metadata-not-json", lambda w, t: rezip(w, t, lambda n, b: b"{" if n.endswith("segbench.json") else b),
+        "segbench.json")
+ts_case("random-bytes", lambda w, t: write(t / "noise.ts", os.urandom(2048)))
+
+
+# --- Hugging Face folders ----------------------------------------------------------------------
+
+
+def hf_case(name: str, damage: Callable[[Path], None], *needles: str, kind: bool = True) -> None:
+    def make(w: World, tmp: Path) -> Run:
+        folder = Path(shutil.copytree(ROOT / "artifacts" / "segformer-ade", tmp / "hf"))
+        damage(folder)
+        extra = ["--checkpoint-kind", "hf-segformer"] if kind else []
+        return oneshot_run(tmp, folder, *extra, needles=("hf", *needles), world=w)
+
+    case(f"hf-{name}")(make)
+
+
+hf_case("no-config-json", lambda f: (f / "config.json").unlink(), "config.json", kind=False)
+hf_case("config-not-json", lambda f: (f / "config.json").write_text("{"), "config.json")
+hf_case("weights-missing", lambda f: [p.unlink() for p in f.glob("*.safetensors")])
+
+
+# --- predictions folders -----------------------------------------------------------------------
+
+
+def preds_case(name: str, damage: Callable[[World, Path], str], *needles: str) -> None:
+    def make(w: World, tmp: Path) -> Run:
+        folder = copy_preds(w, tmp)
+        named = damage(w, folder)
+        return predictions_run(tmp, w, folder, named, *needles)
+
+    case(f"predictions-{name}")(make)
+
+
+def replace_with_link(w: World, folder: Path, target: str) -> str:
+    for frame_id in w.test_frames:
+        (folder / f"{frame_id}.png").unlink()
+        (folder / f"{frame_id}.png").symlink_to(target.format(frame_id=frame_id, data=w.data))
+    return f"{w.test_frames[0]}.png: refused: a symbolic link"
+
+
+preds_case("symlinks-to-ground-truth", lambda w, f: replace_with_link(w, f, "{data}/labels/{frame_id}.png"))
+preds_case("symlink-to-etc-passwd", lambda w, f: replace_with_link(w, f, "/etc/passwd"))
+preds_case("broken-symlinks", lambda w, f: replace_with_link(w, f, "/nonexistent/{frame_id}.png"))
+
+
+def hard_link(w: World, folder: Path) -> str:
+    (folder / "d1.png").unlink()
+    os.link(w.data / "labels" / "d1.png", folder / "d1.png")
+    return "d1.png: refused: a hard link"
+
+
+preds_case("hard-link-to-ground-truth", hard_link)
+
+
+def nested(w: World, folder: Path) -> str:
+    (folder / "more").mkdir()
+    shutil.copyfile(folder / "d1.png", folder / "more" / "d1.png")
+    return "more: refused: a nested folder"
+
+
+preds_case("nested-folder", nested)
+preds_case("extra-non-png", lambda w, f: (f / "notes.txt").write_text("hi") and "notes.txt", "extra file")
+preds_case("extra-png", lambda w, f: shutil.copyfile(f / "d1.png", f / "zz.png") and "zz.png", "extra file")
+preds_case("missing-one", lambda w, f: unlink(f / "e1.png"), "missing prediction for frame e1")
+
+
+def fifo(w: World, folder: Path) -> str:
+    (folder / "e1.png").unlink()
+    os.mkfifo(folder / "e1.png")
+    return "e1.png: refused: not a regular file"
+
+
+preds_case("fifo", fifo)
+
+
+def write_pred(name: str, payload: bytes) -> Callable[[World, Path], str]:
+    def damage(w: World, folder: Path) -> str:
+        (folder / name).write_bytes(payload)
+        return name
+
+    return damage
+
+
+preds_case("rgb-png", write_pred("e1.png", png_bytes(20, 16, colour=2)), "RGB")
+preds_case("16-bit-png", write_pred("e1.png", png_bytes(20, 16, bit_depth=16)), "16-bit")
+preds_case("huge-header-bomb", write_pred("e1.png", png_bytes(25600, 20480)), "25600x20480", "largest accepted")
+preds_case("other-aspect", write_pred("e1.png", png_bytes(30, 30)), "aspect")
+preds_case("jpeg-named-png", write_pred("e1.png", b"\xff\xd8\xff\xe0" + bytes(100)), "not a PNG")
+preds_case("truncated-png", lambda w, f: truncate(f / "e1.png"), "e1.png")
+preds_case("values-outside-space", write_pred("e1.png", png_of(np.full((16, 20), 42, np.uint8))), "[42]")
+
+
+@case("predictions-no-label-space")
+def _(w: World, tmp: Path) -> Run:
+    return oneshot_run(tmp, w.preds, "--checkpoint-kind", "predictions", needles=("label space",), world=w)
+
+
+@case("predictions-folder-missing")
+def _(w: World, tmp: Path) -> Run:
+    return predictions_run(tmp, w, tmp / "nothing", "nothing")
+
+
+# --- predictions archives ----------------------------------------------------------------------
+
+
+def archive_case(name: str, make_file: Callable[[World, Path], Path], *needles: str) -> None:
+    def make(w: World, tmp: Path) -> Run:
+        path = make_file(w, tmp)
+        return predictions_run(tmp, w, path, path.name, *needles)
+
+    case(f"archive-{name}")(make)
+
+
+archive_case("zip-slip", lambda w, t: zip_of(t / "slip.zip", {**pred_members(w), "../evil.png": b"x"}), "'..'")
+archive_case("zip-absolute-name", lambda w, t: zip_of(t / "abs.zip", {**pred_members(w), "/etc/x.png": b"x"}),
+             "absolute")
+archive_case("zip-symlink", lambda w, t: zip_of(t / "link.zip", {**pred_members(w), "d1.png": b"/etc/passwd"},
+                                                symlinks=("d1.png",)), "symbolic link")
+archive_case("zip-extra-file", lambda w, t: zip_of(t / "extra.zip", {**pred_members(w), "readme.txt": b"x"}),
+             "readme.txt")
+archive_case("zip-missing-frame", lambda w, t: zip_of(t / "short.zip", {"d1.png": pred_members(w)["d1.png"]}),
+             "missing prediction for frame e1")
+archive_case("zip-nested-folder", lambda w, t: zip_of(t / "nest.zip", {**pred_members(w), "sub/d1.png": b"x"}),
+             "nested folder")
+archive_case("zip-bomb", lambda w, t: zip_of(t / "bomb.zip", {**pred_members(w), "zz.png": bytes(50 << 20)}), "ratio")
+archive_case("zip-not-an-archive", lambda w, t: write(t / "garbage.zip", os.urandom(1000)), "not a readable")
+archive_case("zip-member-crc-wrong", lambda w, t: corrupt_zip_member(
+    zip_of(t / "ok.zip", pred_members(w)), t / "crc.zip", lambda n: n == "e1.png"), "damaged")
+archive_case("tar-symlink", lambda w, t: tar_of(t / "link.tar", w, tar_entry("x.png", tarfile.SYMTYPE, "/etc/passwd")),
+             "symbolic link")
+archive_case("tar-hard-link", lambda w, t: tar_of(t / "hard.tar", w, tar_entry("x.png", tarfile.LNKTYPE, "d1.png")),
+             "hard link")
+archive_case("tar-device", lambda w, t: tar_of(t / "dev.tar", w, tar_entry("x.png", tarfile.CHRTYPE)), "device")
+archive_case("tar-dotdot", lambda w, t: tar_of(t / "dots.tar", w, tar_entry("../up.png", tarfile.REGTYPE)), "'..'")
+
+
+def targz_bomb(w: World, tmp: Path) -> Path:
+    def add(archive: tarfile.TarFile) -> None:
+        info = tarfile.TarInfo("zz.png")
+        info.size = 80 << 20
+        archive.addfile(info, io.BytesIO(bytes(info.size)))
+
+    return tar_of(tmp / "bomb.tar.gz", w, add, mode="w:gz")
+
+
+archive_case("tar-gz-bomb", targz_bomb, "zz.png")
+
+
+# --- the CLI's own inputs ----------------------------------------------------------------------
+
+
+@case("oneshot-inference-size-zero")
+def _(w: World, tmp: Path) -> Run:
+    return oneshot_run(tmp, w.pt, "--inference-size", "0", code=2, needles=("--inference-size",), world=w)
+
+
+@case("cli-submit-identity-missing-keys")
+def _(w: World, tmp: Path) -> Run:
+    for name, doc in (("identity.json", {"name": "best"}), ("metrics.json", {}), ("floor.json", {}),
+                      ("dataset_id.json", {"dataset_id": "pv1:x"})):
+        (tmp / name).write_text(json.dumps(doc))
+    return Run("cli", ["submit", "--model", "best", "--config", str(ROOT / "config" / "config.yaml"),
+                       "--metrics", str(tmp / "metrics.json"), "--floor-metrics", str(tmp / "floor.json"),
+                       "--identity", str(tmp / "identity.json"), "--dataset-id", str(tmp / "dataset_id.json"),
+                       "--out", str(tmp / "out" / "submission.json")], 1, ("identity.json", "checkpoint_sha256"))
+
+
+@case("cli-leaderboard-record-missing-shared-metrics")
+def _(w: World, tmp: Path) -> Run:
+    record = json.loads(w.record.read_text())
+    del record["shared_metrics"]
+    (tmp / "record.json").write_text(json.dumps(record))
+    return Run("cli", ["leaderboard", "--submissions", str(tmp / "record.json"), "--floors", str(w.floor_metrics),
+                       "--out", str(tmp / "out" / "board")], 1, ("record.json", "shared_metrics"))
+
+
+@case("cli-score-symlinked-predictions")
+def _(w: World, tmp: Path) -> Run:
+    folder = copy_preds(w, tmp)
+    replace_with_link(w, folder, "{data}/labels/{frame_id}.png")
+    config = tmp / "config.yaml"
+    config.write_text(GOOD_CONFIG.replace("models:\n", f"models:\n  theirs:\n    kind: predictions\n"
+                                          f"    path: {folder}\n    label_space: painting-vision-10\n", 1))
+    return Run("cli", ["score", "--data", str(w.data), "--split", "test", "--model", "theirs", "--config", str(config),
+                       "--out", str(tmp / "out" / "counts.parquet")], 1, ("d1.png: refused: a symbolic link",))
+
+
+# --- the runner --------------------------------------------------------------------------------
+
+
+def test_catalogue_is_large_enough():
+    assert len(CASES) >= 60
+
+
+def test_the_valid_inputs_pass(world):
+    """The control: the catalogue's inputs before damage are accepted (the world fixture ran them)."""
+    record = json.loads(world.record.read_text())
+    assert record["frames"] == 2 and record["checkpoint_sha256"] == sha256_file(world.pt)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_bad_input_is_refused_cleanly(name, world, tmp_path, capsys):
+    run = CASES[name](world, tmp_path)
+    main = oneshot.main if run.entry == "oneshot" else cli.main
+    try:
+        code = main(run.argv)
+    except SystemExit as exit_:  # argparse refuses bad arguments with exit status 2
+        code = exit_.code
+    out, err = capsys.readouterr()
+    assert code == run.code, err
+    assert "Traceback" not in out + err
+    for needle in run.needles:
+        assert needle in err, f"{needle!r} not in {err!r}"
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").rglob("*")), "output left behind"
+    assert not [p for p in tmp_path.rglob("*.partial")], "partial file left behind"
+
+
+@pytest.mark.parametrize("form", ["folder", "zip", "tar.gz"])
+def test_valid_predictions_pass_as_folder_or_archive(form, world, tmp_path, capsys):
+    """The predictions control: the same masks as a folder, a zip and a tar.gz score the same,
+    and an archive's checkpoint_sha256 is the SHA-256 of its bytes."""
+    if form == "folder":
+        source = world.preds
+    elif form == "zip":
+        source = zip_of(tmp_path / "submission.zip", pred_members(world))
+    else:
+        source = tar_of(tmp_path / "submission.tar.gz", world, lambda archive: None, mode="w:gz")
+    run = predictions_run(tmp_path, world, source, code=0)
+    assert oneshot.main(run.argv) == 0, capsys.readouterr().err
+    record = json.loads((tmp_path / "out" / "submission.json").read_text())
+    assert record["shared_metrics"]["mIoU"] == 1.0  # the masks are the labels themselves
+    if form != "folder":
+        assert record["checkpoint_sha256"] == sha256_file(source)
