@@ -517,7 +517,8 @@ def test_output_space_errors(model_files, tmp_path, benchmark):
         "unknown model kind 'onnx' (kinds: ['checkpoint', 'torchscript', 'hf-segformer', 'predictions'])"
     )
     assert refused(output_space, "torchscript", model_files / "tiny.pt", benchmark, None) == (
-        f"{model_files / 'tiny.pt'}: not a TorchScript archive (torch.jit.save): no constants.pkl"
+        f"{model_files / 'tiny.pt'}: not a TorchScript archive (torch.jit.save): no constants.pkl "
+        "(it looks like a torch.save file: use model kind 'checkpoint')"
     )
     text = tmp_path / "notes.ts"
     text.write_text("hello\n")

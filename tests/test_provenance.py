@@ -270,7 +270,10 @@ def test_read_manifest_missing_and_not_json(tmp_path):
             "frames/2: field 'image' must be an object with exactly the fields ['path', 'sha256']",
         ),
         (lambda m: m["frames"].append(dict(m["frames"][0])), "frames/3: duplicate frame_id 'a1'"),
-        (lambda m: m.update(dataset_id="pv2:abc"), "field 'dataset_id' is 'pv2:abc', expected 'pv1:<sha256>'"),
+        (
+            lambda m: m.update(dataset_id="pv2:abc"),
+            "field 'dataset_id' is 'pv2:abc', expected 'pv1:<sha256>': the manifest of another benchmark (or of none)",
+        ),
     ],
 )
 def test_read_manifest_wrong_fields(data, tmp_path, edit, message):
