@@ -127,11 +127,14 @@ def _is_torchscript(path: Path) -> bool:
 
 
 def checkpoint_space(path: Path, benchmark: Benchmark, label_space: str | None = None) -> LabelSpace:
-    """The checkpoint's output label space, checked against the benchmark, without building the model."""
+    """The checkpoint's output label space, checked against the benchmark, and its architecture
+    checked against its weights without allocating the model."""
     path = Path(path)
     doc = read_checkpoint(path)
     _check_fields(doc, path)
-    return _declared(doc, path, benchmark, label_space)
+    space = _declared(doc, path, benchmark, label_space)
+    _check_architecture(doc, path, space)
+    return space
 
 
 def load_checkpoint(
@@ -142,23 +145,28 @@ def load_checkpoint(
     _check_fields(doc, path)
     space = _declared(doc, path, benchmark, label_space)
     normalization = Normalization.from_file_field(doc["normalization"], str(path))
+    _check_architecture(doc, path, space)
+    module = architectures.build(doc["architecture"], doc["arguments"], space.size)  # no larger than the file's tensors
+    module.load_state_dict(doc["state_dict"], strict=True)
+    return CheckpointModel(path, module, space, normalization, doc["stride"], resolve_device(device), doc["architecture"])
+
+
+def _check_architecture(doc: dict[str, Any], path: Path, space: LabelSpace) -> None:
+    """The architecture, its arguments and the stride against the state dict, built on the meta
+    device: arguments asking for any size allocate nothing (a hostile file is refused at once)."""
     name = doc["architecture"]
-    what = f"architecture '{name}' {dict(doc['arguments'])} with {space.size} classes"
     try:
         arch = architectures.architecture(name)
-        with torch.device("meta"):  # shapes only: nothing is allocated for what the arguments ask
+        with torch.device("meta"):
             shapes = architectures.build(name, doc["arguments"], space.size)
     except SegbenchError as exc:
         raise SegbenchError(f"{path}: {exc}") from None
-    _check_state(shapes, doc["state_dict"], path, what)
-    module = architectures.build(name, doc["arguments"], space.size)  # no larger than the file's tensors
-    stride = doc["stride"]
-    if stride % arch.stride:
+    if doc["stride"] % arch.stride:
         raise SegbenchError(
-            f"{path}: field 'stride' {stride} is not a multiple of architecture '{name}''s stride {arch.stride}"
+            f"{path}: field 'stride' {doc['stride']} is not a multiple of architecture '{name}''s stride {arch.stride}"
         )
-    module.load_state_dict(doc["state_dict"], strict=True)
-    return CheckpointModel(path, module, space, normalization, stride, resolve_device(device), name)
+    what = f"architecture '{name}' {dict(doc['arguments'])} with {space.size} classes"
+    _check_state(shapes, doc["state_dict"], path, what)
 
 
 def _declared(doc: dict[str, Any], path: Path, benchmark: Benchmark, label_space: str | None) -> LabelSpace:
