@@ -38,16 +38,53 @@ def counts(frames=FRAMES) -> FrameCounts:
     return FrameCounts.from_histograms([f for f, _, _ in frames], [frame(c) for _, _, c in frames])
 
 
-def reference_metrics(hists: list[np.ndarray]) -> dict[str, float]:
-    """Tier-1 mIoU (classes present in GT), window precision/recall, painted-coverage MAE and the
-    10-class mIoU, written out by hand from raw histograms."""
-    total = sum(hists)
-    tier = np.zeros((3, 3))
-    ten = np.zeros((10, 10))
+def reduce(hist: np.ndarray, space: str) -> np.ndarray:
+    """A raw histogram as a float confusion matrix of the 10-class or the Tier-1 space (void dropped)."""
+    if space == "ten":
+        return hist[:10, :10].astype(float)
+    cm = np.zeros((3, 3))
     for g in range(10):
         for p in range(10):
-            tier[TIER1[g], TIER1[p]] += total[g, p]
-            ten[g, p] += total[g, p]
+            cm[TIER1[g], TIER1[p]] += hist[g, p]
+    return cm
+
+
+def class_iou(cm, c):
+    union = cm[c].sum() + cm[:, c].sum() - cm[c, c]
+    return cm[c, c] / union if union else float("nan")
+
+
+def secondary(cms: list[np.ndarray]) -> dict[str, float]:
+    """aAcc, mAcc, mDice (both nan-skipping), fwIoU and the two per-image mIoUs, by loops."""
+    cm = sum(cms)
+    classes = range(len(cm))
+    accuracy = [cm[c, c] / cm[c].sum() for c in classes if cm[c].sum()]
+    dice = [2 * cm[c, c] / (cm[c].sum() + cm[:, c].sum()) for c in classes if cm[c].sum() + cm[:, c].sum()]
+    per_gt, per_any = [], []
+    for frame_cm in cms:
+        in_gt = [class_iou(frame_cm, c) for c in classes if frame_cm[c].sum()]
+        in_any = [class_iou(frame_cm, c) for c in classes if frame_cm[c].sum() + frame_cm[:, c].sum()]
+        if in_gt:
+            per_gt.append(np.mean(in_gt))
+        if in_any:
+            per_any.append(np.mean(in_any))
+    return {
+        "aAcc": np.trace(cm) / cm.sum(),
+        "mAcc": np.mean(accuracy),
+        "mDice": np.mean(dice),
+        "fwIoU": sum(cm[c].sum() / cm.sum() * class_iou(cm, c) for c in classes if cm[c].sum()),
+        "mIoU_per_image": np.mean(per_gt),
+        "mIoU_per_image_gt_or_pred": np.mean(per_any),
+    }
+
+
+def reference_metrics(hists: list[np.ndarray]) -> dict[str, float]:
+    """Every scalar metric of both reports (Tier-1 and 10-class mIoU over classes present in GT,
+    window precision/recall, painted-coverage MAE, the secondary measures), written out by hand
+    from raw histograms."""
+    total = sum(hists)
+    tier = reduce(total, "tier")
+    ten = reduce(total, "ten")
 
     def miou(cm):
         values = []
@@ -68,13 +105,17 @@ def reference_metrics(hists: list[np.ndarray]) -> dict[str, float]:
         pred_un, pred_p = valid[:, 1].sum(), valid[:, 2].sum()
         pred_frac = pred_p / (pred_un + pred_p) if pred_un + pred_p else 0.0
         errors.append(abs(pred_frac - gt_frac))
-    return {
+    out = {
         "shared_metrics.mIoU": miou(tier),
         "shared_metrics.window_precision": precision,
         "shared_metrics.window_recall": recall,
         "paint_state_metrics.painted_coverage_mae": float(np.mean(errors)),
         "paint_state_metrics.mIoU_full_10class": miou(ten),
     }
+    for report, space in (("shared_metrics", "tier"), ("paint_state_metrics", "ten")):
+        for key, value in secondary([reduce(h, space) for h in hists]).items():
+            out[f"{report}.{key}"] = float(value)
+    return out
 
 
 def reference_bootstrap(frames, resamples: int, seed: int) -> dict[str, np.ndarray]:
@@ -97,6 +138,7 @@ def test_point_values_are_the_reported_metrics():
         report, metric = key.split(".")
         assert interval["value"] == pytest.approx(results[report][metric])
         assert interval["value"] == pytest.approx(reference[key])
+    assert set(doc["intervals"]) == set(reference)
     assert doc["groups"] == 3 and doc["frames"] == 5 and doc["group_key"] == "wall_id"
 
 

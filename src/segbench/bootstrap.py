@@ -2,8 +2,8 @@
 
 Frames of one group are correlated, so the resampling unit is the group, never the frame: each
 resample draws the groups with replacement, sums their confusion counts and recomputes every
-scalar metric of every report through `evaluation.metric_value` (so the bootstrap and the
-reported numbers can never disagree on what a metric is). Intervals are 95% percentile
+scalar metric of every report through the metric registry (so the bootstrap and the reported
+numbers can never disagree on what a metric is). Intervals are 95% percentile
 intervals. A paired comparison draws the same groups for both models and bootstraps the
 difference of each metric.
 
@@ -24,11 +24,11 @@ import numpy as np
 from .confusion import FrameCounts
 from .definitions import Benchmark, MetricSpec, ReportSpec
 from .errors import SegbenchError
-from .evaluation import applies, metric_value, report_matrix
+from .evaluation import applies, report_matrix
 from .labels import LabelSpace
+from .metric_registry import ReportView, function
 
 CONFIDENCE = 0.95
-SCALAR_FNS = ("mean_iou", "precision", "recall", "pixel_accuracy", "fraction_mae")
 
 
 def group_index(frame_ids: Sequence[str], groups: Mapping[str, str]) -> tuple[list[str], np.ndarray]:
@@ -66,7 +66,7 @@ class ReportData:
 
 
 def scalar_specs(report: ReportSpec) -> list[MetricSpec]:
-    return [spec for spec in report.metrics if spec.fn in SCALAR_FNS]
+    return [spec for spec in report.metrics if not function(spec).per_class]
 
 
 def prepare(
@@ -86,8 +86,8 @@ def prepare(
     return names, data
 
 
-def _value(spec: MetricSpec, report: ReportSpec, cm: np.ndarray, per_frame: Any) -> float:
-    value = metric_value(spec, report, cm, per_frame)[spec.key]
+def _value(spec: MetricSpec, view: ReportView) -> float:
+    value = function(spec).values(spec, view)[spec.key]
     return math.nan if value is None else float(value)
 
 
@@ -101,16 +101,20 @@ def replicate_values(data: Mapping[str, ReportData], weights: np.ndarray) -> dic
         # All resamples' matrices in one product: (B, G) @ (G, K*K).
         matrices = (weights @ item.per_group.reshape(groups, -1)).reshape(len(weights), size, size)
         specs = scalar_specs(report)
-        needs_frames = any(spec.fn == "fraction_mae" for spec in specs)
+        evaluated = report.evaluated()
         values = np.full((len(specs), len(weights)), np.nan)
         for b in range(len(weights)):
+            drawn: list[np.ndarray] = []
 
-            def per_frame(b: int = b) -> np.ndarray:
+            def per_frame(b: int = b, drawn: list[np.ndarray] = drawn) -> np.ndarray:
                 # The frames of the drawn groups, each group as many times as it was drawn.
-                return item.per_frame[np.repeat(np.arange(len(item.frame_group)), weights[b][item.frame_group])]
+                if not drawn:
+                    drawn.append(item.per_frame[np.repeat(np.arange(len(item.frame_group)), weights[b][item.frame_group])])
+                return drawn[0]
 
+            view = ReportView(report.space, evaluated, matrices[b], per_frame)
             for i, spec in enumerate(specs):
-                values[i, b] = _value(spec, report, matrices[b], per_frame if needs_frames else None)
+                values[i, b] = _value(spec, view)
         for i, spec in enumerate(specs):
             out[f"{key}.{spec.key}"] = values[i]
     return out

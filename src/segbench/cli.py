@@ -125,9 +125,17 @@ def read_records(paths: list[Path]) -> list[dict]:
     return records
 
 
+def read_floors(paths: list[Path]) -> list[dict]:
+    """The floors' metrics documents, restricted like a record to the spec fields."""
+    from .evaluation import record_results
+
+    floors = [steps.read_json(p) for p in paths]
+    return [{**f, "results": record_results(load_benchmark(f["benchmark"]), f["results"])} for f in floors]
+
+
 def cmd_leaderboard(args: argparse.Namespace) -> None:
     records = read_records(args.submissions)
-    floors = [steps.read_json(p) for p in args.floors]
+    floors = read_floors(args.floors)
     groups = leaderboard.build(records, floors)
     steps.write_text(args.out.with_suffix(".csv"), leaderboard.to_csv(groups))
     steps.write_text(args.out.with_suffix(".md"), leaderboard.to_markdown(groups))
@@ -139,7 +147,7 @@ def cmd_leaderboard(args: argparse.Namespace) -> None:
 
 def cmd_results(args: argparse.Namespace) -> None:
     records = read_records(args.submissions)
-    floors = [steps.read_json(p) for p in args.floors]
+    floors = read_floors(args.floors)
     groups = leaderboard.build(records, floors)
     if args.metrics_out:
         steps.write_json(args.metrics_out, leaderboard.headline_metrics(groups))

@@ -7,6 +7,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import yaml
 
 from .errors import SegbenchError
@@ -57,6 +58,13 @@ class ReportSpec:
     metrics: tuple[MetricSpec, ...]
     only_for_model_space: str | None
     exclude_classes: tuple[str, ...]
+    record: tuple[str, ...]  # metric keys kept in the submission record's spec fields
+
+    def evaluated(self) -> np.ndarray:
+        """(K,) bool: the report space's classes its metrics run over (all but exclude_classes)."""
+        mask = np.ones(self.space.size, dtype=bool)
+        mask[[self.space.id_of(n) for n in self.exclude_classes]] = False
+        return mask
 
 
 @dataclass(frozen=True)
@@ -170,6 +178,7 @@ def parse_benchmark(doc: dict[str, Any], path: Path) -> Benchmark:
     dataset = doc["dataset"]
     if dataset["default_split"] not in dataset["splits"]:
         raise SegbenchError(f"{path}: field 'dataset/default_split': '{dataset['default_split']}' is not a split")
+    report_key, metric_key = doc["floor"]["compare_on"].split(".")
     reports = []
     for i, report in enumerate(doc["reports"]):
         report_space = space(report["space"], f"reports/{i}/space")
@@ -179,6 +188,14 @@ def parse_benchmark(doc: dict[str, Any], path: Path) -> Benchmark:
             MetricSpec(m["key"], m["fn"], {k: v for k, v in m.items() if k not in ("key", "fn")})
             for m in report["metrics"]
         )
+        keys = [m.key for m in metrics]
+        if len(set(keys)) != len(keys):
+            raise SegbenchError(f"{path}: reports/{i}: a metric key appears twice in {keys}")
+        # By default the record carries the headline only; the results always carry every metric.
+        record = report.get("record", [metric_key] if report["key"] == report_key else [])
+        for key in record:
+            if key not in keys:
+                raise SegbenchError(f"{path}: reports/{i}/record: '{key}' is not one of its metrics {keys}")
         reports.append(
             ReportSpec(
                 report["key"],
@@ -186,6 +203,7 @@ def parse_benchmark(doc: dict[str, Any], path: Path) -> Benchmark:
                 metrics,
                 report.get("only_for_model_space"),
                 tuple(report.get("exclude_classes", [])),
+                tuple(record),
             )
         )
         # A report must be reachable from the ground truth, or no model could ever be scored on it.
@@ -193,7 +211,8 @@ def parse_benchmark(doc: dict[str, Any], path: Path) -> Benchmark:
             raise SegbenchError(
                 f"{path}: reports/{i}: no mapping from the ground truth '{ground_truth.name}' to '{report_space.name}'"
             )
-    report_key, metric_key = doc["floor"]["compare_on"].split(".")
+    if not any(r.key == report_key and metric_key in [m.key for m in r.metrics] for r in reports):
+        raise SegbenchError(f"{path}: field 'floor/compare_on': no report '{report_key}' with a metric '{metric_key}'")
     return Benchmark(
         name=doc["name"],
         title=doc["title"],

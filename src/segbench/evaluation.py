@@ -1,26 +1,21 @@
 """A benchmark's reports computed from confusion counts: label-space reduction, then metrics.
 
 Pure computation: the benchmark definition says which metrics, in which label space, under
-which rules; this module only composes lookup tables and the functions of metrics.py.
+which rules; this module only composes lookup tables and the registry's functions
+(metric_registry.py).
 """
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 
-from . import metrics
 from .confusion import FrameCounts
-from .definitions import Benchmark, MetricSpec, ReportSpec
+from .definitions import Benchmark, ReportSpec
 from .errors import SegbenchError
 from .labels import INVALID, LabelSpace
-
-
-def json_number(value: float) -> float | None:
-    """NaN (undefined) becomes None, i.e. `null` in JSON."""
-    return None if math.isnan(value) else float(value)
+from .metric_registry import ReportView, function
 
 
 def check_counts(benchmark: Benchmark, counts: FrameCounts, model_space: LabelSpace) -> None:
@@ -53,37 +48,28 @@ def applies(report: ReportSpec, benchmark: Benchmark, model_space: LabelSpace) -
     return benchmark.reaches(model_space, report.space)
 
 
-def metric_value(spec: MetricSpec, report: ReportSpec, cm: np.ndarray, per_frame: Any) -> dict[str, Any]:
-    space = report.space
-    evaluated = np.ones(space.size, dtype=bool)
-    evaluated[[space.id_of(n) for n in report.exclude_classes]] = False
-    options = spec.options
-    if spec.fn == "mean_iou":
-        return {spec.key: json_number(metrics.mean_iou(cm, options["mean"], evaluated))}
-    if spec.fn == "iou_by_class":
-        ious = metrics.iou(cm)
-        return {spec.key: {c.name: json_number(ious[c.id]) for c in space.classes if evaluated[c.id]}}
-    if spec.fn == "precision":
-        return {spec.key: json_number(metrics.precision(cm, space.id_of(options["class"])))}
-    if spec.fn == "recall":
-        return {spec.key: json_number(metrics.recall(cm, space.id_of(options["class"])))}
-    if spec.fn == "pixel_accuracy":
-        return {spec.key: json_number(metrics.pixel_accuracy(cm))}
-    if spec.fn == "fraction_mae":
-        numerator = np.isin(np.arange(space.size), [space.id_of(n) for n in options["numerator"]])
-        denominator = np.isin(np.arange(space.size), [space.id_of(n) for n in options["denominator"]])
-        mae, frames = metrics.fraction_mae(per_frame(), numerator, denominator)
-        return {spec.key: json_number(mae), options["frames_key"]: frames}
-    raise SegbenchError(f"unknown metric function '{spec.fn}'")
+def report_view(benchmark: Benchmark, report: ReportSpec, model_space: LabelSpace, counts: FrameCounts) -> ReportView:
+    """The report's matrix of `counts`; its per-frame stack is computed once, on first use."""
+    stack: list[np.ndarray] = []
+
+    def per_frame() -> np.ndarray:
+        if not stack:
+            stack.append(report_matrix(benchmark, report, model_space, counts, per_frame=True))
+        return stack[0]
+
+    return ReportView(report.space, report.evaluated(), report_matrix(benchmark, report, model_space, counts), per_frame)
+
+
+def report_values(report: ReportSpec, view: ReportView) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    for spec in report.metrics:
+        values.update(function(spec).values(spec, view))
+    return values
 
 
 def null_report(report: ReportSpec) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for spec in report.metrics:
-        out[spec.key] = None
-        if spec.fn == "fraction_mae":
-            out[spec.options["frames_key"]] = None
-    return out
+    """Every output of the report as null: the report does not apply to the model."""
+    return {key: None for spec in report.metrics for key in function(spec).outputs(spec)}
 
 
 def evaluate(benchmark: Benchmark, counts: FrameCounts, model_space: LabelSpace) -> dict[str, dict[str, Any]]:
@@ -99,19 +85,19 @@ def evaluate(benchmark: Benchmark, counts: FrameCounts, model_space: LabelSpace)
         if not applies(report, benchmark, model_space):
             results[report.key] = null_report(report)
             continue
-        cm = report_matrix(benchmark, report, model_space, counts)
-        stack: list[np.ndarray] = []
-
-        def per_frame() -> np.ndarray:
-            if not stack:
-                stack.append(report_matrix(benchmark, report, model_space, counts, per_frame=True))
-            return stack[0]
-
-        values: dict[str, Any] = {}
-        for spec in report.metrics:
-            values.update(metric_value(spec, report, cm, per_frame))
-        results[report.key] = values
+        results[report.key] = report_values(report, report_view(benchmark, report, model_space, counts))
     return results
+
+
+def record_results(benchmark: Benchmark, results: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The outputs each report selects for the submission record's spec fields (`record`);
+    reports that select none are left out."""
+    selected = {}
+    for report in benchmark.reports:
+        keys = [key for spec in report.metrics if spec.key in report.record for key in function(spec).outputs(spec)]
+        if keys:
+            selected[report.key] = {key: results[report.key][key] for key in keys}
+    return selected
 
 
 def headline(benchmark: Benchmark, results: dict[str, dict[str, Any]]) -> float | None:

@@ -37,26 +37,82 @@ def pixel_accuracy(cm: np.ndarray) -> float:
     return float(safe_ratio(np.trace(cm), cm.sum()))
 
 
-def mean_iou(cm: np.ndarray, rule: str, evaluated: np.ndarray) -> float:
-    """The mean of the per-class IoUs of the `evaluated` classes, under one of four rules.
+MEAN_RULES = ("present_in_ground_truth", "all_classes", "nan_skipping", "empty_union_as_zero")
+
+
+def class_mean(values: np.ndarray, cm: np.ndarray, rule: str, evaluated: np.ndarray) -> float:
+    """The mean of per-class `values` (NaN = undefined) over the `evaluated` classes, by one rule.
 
     - present_in_ground_truth: over classes with at least one ground-truth pixel (NaN if none);
-    - all_classes: the plain mean, NaN as soon as one class has an empty union;
+    - all_classes: the plain mean, NaN as soon as one value is undefined;
     - nan_skipping: the mean of the defined values (numpy nanmean), NaN if none is defined;
-    - empty_union_as_zero: an empty union counts as 0.0.
+    - empty_union_as_zero: an undefined value counts as 0.0.
     """
-    ious = iou(cm)[evaluated]
+    chosen = values[evaluated]
     if rule == "present_in_ground_truth":
-        chosen = ious[cm.sum(axis=1)[evaluated] > 0]
+        chosen = chosen[cm.sum(axis=1)[evaluated] > 0]
         return float(chosen.mean()) if chosen.size else float("nan")
     if rule == "all_classes":
-        return float(ious.mean())
+        return float(chosen.mean())
     if rule == "nan_skipping":
-        defined = ious[~np.isnan(ious)]
+        defined = chosen[~np.isnan(chosen)]
         return float(defined.mean()) if defined.size else float("nan")
     if rule == "empty_union_as_zero":
-        return float(np.nan_to_num(ious, nan=0.0).mean())
+        return float(np.nan_to_num(chosen, nan=0.0).mean())
     raise ValueError(f"unknown mean rule {rule!r}")
+
+
+def mean_iou(cm: np.ndarray, rule: str, evaluated: np.ndarray) -> float:
+    """The mean of the per-class IoUs of the `evaluated` classes (see class_mean for the rules)."""
+    return class_mean(iou(cm), cm, rule, evaluated)
+
+
+def class_accuracy(cm: np.ndarray) -> np.ndarray:
+    """Per-class TP / (TP + FN), i.e. recall; NaN for a class with no ground-truth pixel."""
+    return safe_ratio(np.diagonal(cm), cm.sum(axis=1))
+
+
+def dice(cm: np.ndarray) -> np.ndarray:
+    """Per-class 2 TP / (2 TP + FP + FN) (F1); NaN for a class with an empty union."""
+    return safe_ratio(2 * np.diagonal(cm), cm.sum(axis=1) + cm.sum(axis=0))
+
+
+def frequency_weighted_iou(cm: np.ndarray, evaluated: np.ndarray) -> float:
+    """Sum over the evaluated classes of (ground-truth share) x IoU; classes without ground-truth
+    pixels weigh 0. NaN when the evaluated classes have no ground-truth pixel."""
+    support = cm.sum(axis=1)[evaluated]
+    total = support.sum()
+    if total == 0:
+        return float("nan")
+    present = support > 0
+    return float((support[present] / total * iou(cm)[evaluated][present]).sum())
+
+
+PER_FRAME_CLASSES = ("ground_truth", "ground_truth_or_prediction")
+
+
+def per_frame_mean_iou(per_frame: np.ndarray, classes: str, evaluated: np.ndarray) -> np.ndarray:
+    """(frames,) each frame's mean IoU over the evaluated classes present in its ground truth
+    ("ground_truth") or in its ground truth or prediction ("ground_truth_or_prediction");
+    NaN for a frame with no such class."""
+    tp = np.diagonal(per_frame, axis1=1, axis2=2)[:, evaluated].astype(np.float64)
+    gt = per_frame.sum(axis=2)[:, evaluated]
+    union = gt + per_frame.sum(axis=1)[:, evaluated] - tp
+    if classes == "ground_truth":
+        counted = gt > 0
+    elif classes == "ground_truth_or_prediction":
+        counted = union > 0
+    else:
+        raise ValueError(f"unknown per-frame classes {classes!r}")
+    ious = np.divide(tp, union, out=np.zeros_like(tp), where=counted)
+    return safe_ratio(ious.sum(axis=1), counted.sum(axis=1))
+
+
+def per_image_mean_iou(per_frame: np.ndarray, classes: str, evaluated: np.ndarray) -> float:
+    """The mean over frames of per_frame_mean_iou, over the frames where it is defined."""
+    values = per_frame_mean_iou(per_frame, classes, evaluated)
+    defined = values[~np.isnan(values)]
+    return float(defined.mean()) if defined.size else float("nan")
 
 
 def fraction_mae(per_frame: np.ndarray, numerator: np.ndarray, denominator: np.ndarray) -> tuple[float, int]:

@@ -55,8 +55,7 @@ def frame_scores(benchmark: Benchmark, report: ReportSpec, subject: Subject) -> 
     """Per-frame mIoU (classes present in the frame's ground truth) and pixel accuracy in the
     report's space; frames with no evaluated pixel are left out."""
     stack = report_matrix(benchmark, report, subject.space, subject.counts, per_frame=True)
-    evaluated = np.ones(report.space.size, dtype=bool)
-    evaluated[[report.space.id_of(n) for n in report.exclude_classes]] = False
+    evaluated = report.evaluated()
     scores = []
     for frame_id, cm in zip(subject.counts.frame_ids, stack):
         value = metrics.mean_iou(cm, "present_in_ground_truth", evaluated)

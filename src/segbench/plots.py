@@ -26,6 +26,7 @@ from .bootstrap import Subject  # noqa: E402
 from .definitions import Benchmark, MetricSpec, ReportSpec  # noqa: E402
 from .evaluation import applies, report_matrix  # noqa: E402
 from .labels import LabelSpace  # noqa: E402
+from .metric_registry import with_figure  # noqa: E402
 
 DPI = 100
 # (width, height) in inches; the PNGs are these times DPI pixels, whatever they show.
@@ -180,7 +181,7 @@ def render_confusion(confusion: Confusion, title: str, path: Path) -> None:
 
 
 def fraction_specs(benchmark: Benchmark) -> list[tuple[ReportSpec, MetricSpec]]:
-    return [(r, m) for r in benchmark.reports for m in r.metrics if m.fn == "fraction_mae"]
+    return with_figure(benchmark.reports, "fraction")
 
 
 def fraction_points(

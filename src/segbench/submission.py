@@ -11,7 +11,7 @@ from . import __version__
 from .definitions import Benchmark
 from .errors import SegbenchError
 from .fileio import atomic_write_text
-from .evaluation import beats, headline
+from .evaluation import beats, headline, record_results
 from .paths import schema_path
 from .schemas import validate
 
@@ -35,7 +35,8 @@ def build_record(
     frames: int,
     pixels_evaluated: int,
 ) -> dict[str, Any]:
-    """The record, keys in the specification's order, then the protocol's additions."""
+    """The record, keys in the specification's order, then the protocol's additions; of the
+    results, the spec fields each report selects (`record` in the benchmark definition)."""
     floor_value = headline(benchmark, floor_results)
     record: dict[str, Any] = {
         "benchmark_version": benchmark.benchmark_version,
@@ -44,7 +45,7 @@ def build_record(
         "split": split,
         "checkpoint_sha256": model.checkpoint_sha256,
     }
-    record.update(results)
+    record.update(record_results(benchmark, results))
     record.update(
         {
             "benchmark": benchmark.name,

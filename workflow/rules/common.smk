@@ -48,12 +48,14 @@ CODE_SCORING = [
 ]
 CODE_METRICS = [
     f"{SOURCE}/metrics.py",
+    f"{SOURCE}/metric_registry.py",
     f"{SOURCE}/evaluation.py",
     f"{SOURCE}/labels.py",
     f"{SOURCE}/definitions.py",
 ]
 CODE_SUBMISSION = [
     f"{SOURCE}/submission.py",
+    f"{SOURCE}/evaluation.py",  # which results are the record's spec fields
     "workflow/schemas/submission.schema.json",
 ]
 CODE_REPORT = [f"{SOURCE}/leaderboard.py", f"{SOURCE}/table.py"]

@@ -1,5 +1,6 @@
 # What the plot, overlay and uncertainty rules (plots.smk) read and write: settings, code
 # dependencies, and the files of each (benchmark, split, model).
+from segbench.metric_registry import with_figure
 
 BOOTSTRAP = config["bootstrap"]
 OVERLAY_FRAMES = config["plots"]["overlay_frames"]
@@ -7,6 +8,7 @@ OVERLAY_KINDS = ("worst", "best")
 CODE_EVALUATION = [
     f"{SOURCE}/evaluation.py",
     f"{SOURCE}/metrics.py",
+    f"{SOURCE}/metric_registry.py",
     f"{SOURCE}/labels.py",
     f"{SOURCE}/definitions.py",
     f"{SOURCE}/countsio.py",
@@ -95,10 +97,7 @@ def plot_files(b, s, m):
     folder = f"{R}/{b}/{s}/{m}"
     spaces = ["ground-truth"] + [r.key for r in definition.reports]
     fractions = [
-        f"{r.key}.{x.key}"
-        for r in definition.reports
-        for x in r.metrics
-        if x.fn == "fraction_mae"
+        f"{r.key}.{x.key}" for r, x in with_figure(definition.reports, "fraction")
     ]
     return (
         [f"{folder}/plots/iou-{r.key}.png" for r in definition.reports]

@@ -83,6 +83,7 @@ rule submission:
         floor=f"{R}/{{benchmark}}/{{split}}/floor/metrics.json",
         identity=f"{R}/{{benchmark}}/models/{{model}}/identity.json",
         dataset=f"{R}/{{benchmark}}/dataset.json",
+        definition=definition_files,  # its `record` fields
         code=CODE_SUBMISSION,
     output:
         f"{R}/{{benchmark}}/{{split}}/{{model}}/submission.json",
