@@ -19,6 +19,7 @@ from . import steps
 from .config import load_config
 from .definitions import load_benchmark
 from .errors import AuditFailed, SegbenchError
+from .evaluation import record_results
 from .fileio import atomic_write_texts
 from .intake import is_archive
 from .submission import dumps
@@ -137,10 +138,14 @@ def run(args: argparse.Namespace) -> None:
     for name, target in targets.items():
         print(f"submission record ({name}): {target}")
 
-    rows = [dict(model=name, kind=identities[name].kind, **flatten(doc["results"]),
+    # The spec fields, as in the records (the workflow's results carry every metric).
+    def spec_fields(doc: dict[str, Any]) -> dict[str, Any]:
+        return flatten(record_results(benchmark, doc["results"]))
+
+    rows = [dict(model=name, kind=identities[name].kind, **spec_fields(doc),
                  beats_floor=records[name]["floor"]["beaten"]) for name, doc in documents.items()]
-    rows.append(dict(model="floor", kind="floor", **flatten(floor["results"]), beats_floor=None))
-    columns = ["model", "kind", *flatten(floor["results"]), "beats_floor"]
+    rows.append(dict(model="floor", kind="floor", **spec_fields(floor), beats_floor=None))
+    columns = ["model", "kind", *spec_fields(floor), "beats_floor"]
     print(f"\n{benchmark.title} v{benchmark.benchmark_version} — split {split}, {len(frames)} frames, "
           f"dataset {manifest['dataset_id'][:20]}…\n")
     print(render_text(columns, rows))
