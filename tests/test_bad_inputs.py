@@ -646,6 +646,50 @@ def _(w: World, tmp: Path) -> Run:
                        "--out", str(tmp / "out" / "counts.parquet")], 1, ("d1.png: refused: a symbolic link",))
 
 
+# --- uploads: segbench check-submission --------------------------------------------------------
+
+
+def upload_case(name: str, members: Callable[[World], dict[str, bytes]], *needles: str, data: bool = False) -> None:
+    def make(w: World, tmp: Path) -> Run:
+        path = zip_of(tmp / "upload.zip", members(w))
+        extra = ["--data", str(w.data)] if data else []
+        return Run("cli", ["check-submission", str(path), "--dataset-manifest", str(w.manifest), *extra], 1,
+                   ("upload.zip", *needles))
+
+    case(f"upload-{name}")(make)
+
+
+def stated_id(w: World) -> bytes:
+    return (json.loads(w.manifest.read_text())["dataset_id"] + "\n").encode()
+
+
+upload_case("no-dataset-id", pred_members, "dataset_id.txt")
+upload_case("other-dataset-id", lambda w: {**pred_members(w), "dataset_id.txt": b"pv1:" + b"0" * 64}, "dataset_id.txt",
+            "pv1:0000")
+upload_case("missing-frame", lambda w: {"d1.png": pred_members(w)["d1.png"], "dataset_id.txt": stated_id(w)},
+            "missing prediction for frame e1")
+upload_case("values-outside-space", lambda w: {**pred_members(w), "e1.png": png_of(np.full((16, 20), 42, np.uint8)),
+                                               "dataset_id.txt": stated_id(w)}, "e1", "[42]")
+upload_case("size-differs-from-image", lambda w: {**pred_members(w), "e1.png": png_of(np.zeros((8, 20), np.uint8)),
+                                                  "dataset_id.txt": stated_id(w)}, "e1.png", "aspect", data=True)
+upload_case("zip-slip", lambda w: {**pred_members(w), "../../x.png": b"x", "dataset_id.txt": stated_id(w)}, "'..'")
+
+
+@case("upload-not-a-zip")
+def _(w: World, tmp: Path) -> Run:
+    path = tar_of(tmp / "upload.tar", w, lambda archive: None)
+    return Run("cli", ["check-submission", str(path), "--dataset-manifest", str(w.manifest)], 1,
+               ("upload.tar", "zip"))
+
+
+@case("export-predictions-with-symlinks")
+def _(w: World, tmp: Path) -> Run:
+    folder = copy_preds(w, tmp)
+    replace_with_link(w, folder, "{data}/labels/{frame_id}.png")
+    return Run("cli", ["export", "--dataset-manifest", str(w.manifest), "--predictions", str(folder),
+                       "--out", str(tmp / "out" / "upload.zip")], 1, ("refused: a symbolic link",))
+
+
 # --- the runner --------------------------------------------------------------------------------
 
 

@@ -24,6 +24,7 @@ class Limits:
     max_model_bytes: int = 8 << 30  # all of a .pt or TorchScript archive's members, uncompressed
     max_ratio: int = 200  # uncompressed / compressed size of a zip entry, or of a whole tar.gz
     max_rescale: int = 4  # a prediction's side at most this many times the ground truth's
+    max_mask_side: int = 16384  # an upload's mask side, where no ground truth is at hand to compare
 
 
 LIMITS = Limits()

@@ -320,6 +320,26 @@ def cmd_overlays(args: argparse.Namespace) -> None:
     steps.write_json(args.out_dir / "frames.json", {"model": subject.name, "frames": chosen})
 
 
+def cmd_export(args: argparse.Namespace) -> None:
+    from .uploads import export_upload, manifest_frames
+
+    benchmark = load_benchmark(args.benchmark)
+    frames, dataset_id = manifest_frames(benchmark, args.dataset_manifest, args.split or benchmark.default_split)
+    count = export_upload(benchmark, frames, dataset_id, args.predictions, args.out)
+    print(f"{args.out}: {count} masks in the {benchmark.title} upload format, for dataset {dataset_id}")
+
+
+def cmd_check_submission(args: argparse.Namespace) -> None:
+    from .uploads import check_upload, manifest_frames
+
+    benchmark = load_benchmark(args.benchmark)
+    frames, dataset_id = manifest_frames(benchmark, args.dataset_manifest, args.split or benchmark.default_split)
+    space = benchmark.space(args.label_space) if args.label_space else benchmark.ground_truth
+    summary = check_upload(benchmark, frames, dataset_id, args.archive, space, args.data)
+    print(f"{args.archive}: accepted: {summary['frames']} frames of {dataset_id}, values {summary['values']} in "
+          f"'{space.name}'")
+
+
 def cmd_plot_data(args: argparse.Namespace) -> None:
     import csv
 
@@ -461,6 +481,23 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--frames", type=int, default=2, help="how many worst and best frames")
     p.add_argument("--out-dir", type=Path, required=True)
     p.set_defaults(run=cmd_overlays)
+
+    p = sub.add_parser("export", help="the upload of a predictions folder in the benchmark's official format (zip)")
+    add_benchmark(p)
+    p.add_argument("--dataset-manifest", type=Path, required=True, help="the manifest of the data the masks are for")
+    p.add_argument("--split", help="the split (default: the benchmark's)")
+    p.add_argument("--predictions", type=Path, required=True, help="folder or archive of masks named by frame")
+    p.add_argument("--out", type=Path, required=True, help="the upload (.zip)")
+    p.set_defaults(run=cmd_export)
+
+    p = sub.add_parser("check-submission", help="check an upload against the dataset manifest, without labels")
+    p.add_argument("archive", type=Path)
+    add_benchmark(p)
+    p.add_argument("--dataset-manifest", type=Path, required=True)
+    p.add_argument("--split", help="the split (default: the benchmark's)")
+    p.add_argument("--label-space", help="the masks' label space (default: the benchmark's ground truth)")
+    p.add_argument("--data", type=Path, help="the images, to check each mask's size against its image's")
+    p.set_defaults(run=cmd_check_submission)
 
     p = sub.add_parser("plot-data", help="gather per-model plot data into the files dvc plots reads")
     p.add_argument("--iou", type=Path, nargs="+", required=True)

@@ -39,6 +39,9 @@ from .errors import SegbenchError
 from .maskio import decode_mask, png_header
 
 
+UPLOAD_META = "dataset_id.txt"  # an upload's record of the dataset it was made for (uploads.py)
+
+
 def folders_of(names: Iterable[str]) -> set[str]:
     """Every folder the naming rule uses ('drive/a.png' -> {'drive'})."""
     return {str(parent) for n in names for parent in PurePosixPath(n).parents if str(parent) != "."}
@@ -177,6 +180,7 @@ class ArchivePredictions(Predictions):
         if not self.source.is_file() or self.source.is_symlink():
             raise SegbenchError(f"{self.source}: predictions archive not found (or not a regular file)")
         self.lock = threading.Lock()  # archive members share one file position
+        self.meta_member: object | None = None
         try:
             self.archive: zipfile.ZipFile | tarfile.TarFile = (
                 zipfile.ZipFile(self.source) if zipfile.is_zipfile(self.source) else tarfile.open(self.source, "r:*")
@@ -239,7 +243,10 @@ class ArchivePredictions(Predictions):
             if problem is None and packed and size > LIMITS.max_ratio * packed:
                 problem = f"compresses {size} bytes into {packed}, a ratio above the limit of {LIMITS.max_ratio}"
             checked.append((name, problem, size))
-            members.setdefault(name, member)
+            if name == UPLOAD_META:
+                self.meta_member = member
+            else:
+                members.setdefault(name, member)
         member_checks(
             self.source, checked, self.source.stat().st_size, LIMITS.max_mask_bytes, LIMITS.max_total_bytes
         )
@@ -247,7 +254,19 @@ class ArchivePredictions(Predictions):
         return members
 
     def read(self, frame: Frame) -> bytes:
-        member = self.members[frame.prediction]
+        return self.read_member(self.members[frame.prediction], self.where(frame))
+
+    def metadata(self) -> str | None:
+        """The dataset_id an upload states in its UPLOAD_META, or None without one."""
+        if self.meta_member is None:
+            return None
+        text = self.read_member(self.meta_member, f"{self.source}/{UPLOAD_META}")
+        try:
+            return text.decode("utf-8").strip()
+        except UnicodeDecodeError:
+            raise SegbenchError(f"{self.source}/{UPLOAD_META}: not UTF-8 text") from None
+
+    def read_member(self, member: object, where: str) -> bytes:
         with self.lock:
             try:
                 if isinstance(self.archive, zipfile.ZipFile):
@@ -257,9 +276,9 @@ class ArchivePredictions(Predictions):
                     stream = self.archive.extractfile(member)  # type: ignore[arg-type]
                     data = stream.read(LIMITS.max_mask_bytes + 1) if stream is not None else b""
             except (zipfile.BadZipFile, tarfile.TarError, zlib.error, OSError, EOFError, ValueError) as exc:
-                raise SegbenchError(f"{self.where(frame)}: damaged archive member ({exc})") from None
+                raise SegbenchError(f"{where}: damaged archive member ({exc})") from None
         if len(data) > LIMITS.max_mask_bytes:
-            raise SegbenchError(f"{self.where(frame)}: more than the limit of {LIMITS.max_mask_bytes} bytes")
+            raise SegbenchError(f"{where}: more than the limit of {LIMITS.max_mask_bytes} bytes")
         return data
 
     def close(self) -> None:

@@ -25,6 +25,11 @@ class FormatFinding:
     groups: tuple[str, ...] = ()
 
 
+def frame_png(frame_id: str) -> str:
+    """The default prediction name of a frame (Frame.prediction's default)."""
+    return f"{frame_id}.png"
+
+
 def no_findings(data_dir: Path, frames: Sequence[Frame]) -> list[FormatFinding]:
     return []
 
@@ -46,3 +51,6 @@ class DatasetFormat:
     index_files: Callable[[Path, Sequence[Path]], list[Path]]
     # Checks only this format needs, run by the audit after the common ones.
     extra_findings: Callable[[Path, Sequence[Frame]], list[FormatFinding]] = no_findings
+    # A frame's prediction mask name inside a predictions folder or upload (Frame.prediction),
+    # from its frame_id alone: what an upload is checked against without the data.
+    prediction_name: Callable[[str], str] = frame_png

@@ -70,7 +70,7 @@ def read_frames(data_dir: Path, splits: Sequence[str]) -> list[Frame]:
                 split=split,
                 image=next((p for p in candidates if p.is_file()), candidates[0]),
                 label=mask_path(polygons),
-                prediction=f"{drive}/{img_id}{MASK_SUFFIX}",
+                prediction=prediction_name(frame_id),
             )
     return [frames[k] for k in sorted(frames)]
 
@@ -168,6 +168,11 @@ def mask_provenance(data_dir: Path, frames: Sequence[Frame]) -> list[FormatFindi
     return findings
 
 
+def prediction_name(frame_id: str) -> str:
+    """The challenge's naming: <drive>/<image id>_gtFine_labellevel3Ids.png."""
+    return f"{frame_id}{MASK_SUFFIX}"
+
+
 FORMAT = DatasetFormat(
     name="idd",
     listing=POLYGONS_GLOB,
@@ -176,4 +181,5 @@ FORMAT = DatasetFormat(
     list_unlisted_files=list_unlisted_files,
     index_files=index_files,
     extra_findings=mask_provenance,
+    prediction_name=prediction_name,
 )
