@@ -123,7 +123,9 @@ def local_counts(proc: subprocess.Popen) -> dict[str, int]:
 def passed(done: subprocess.CompletedProcess) -> str:
     out = done.stdout + done.stderr
     assert done.returncode == 0, f"{shlex.join(done.args)} failed ({done.returncode}):\n{out[-6000:]}"
-    assert f"Using profile {PROFILE}" in out
+    # the cluster profile, with the workflow profile (profiles/default) on top
+    using = next(line for line in out.splitlines() if line.startswith("Using profile"))
+    assert PROFILE in using and "workflow specific profile profiles/default" in using, using
     return out
 
 
