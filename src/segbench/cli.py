@@ -340,6 +340,24 @@ def cmd_check_submission(args: argparse.Namespace) -> None:
           f"'{space.name}'")
 
 
+def cmd_check_results(args: argparse.Namespace) -> None:
+    from .results_check import damaged_files, recorded_listing, repair
+
+    import os
+
+    listing = recorded_listing(args.lock, Path(os.path.relpath(args.out, args.lock.parent)).as_posix(), args.cache)
+    if listing is None:
+        print(f"{args.out}: no tree recorded in {args.lock} and {args.cache}: nothing to compare")
+        return
+    damaged = damaged_files(args.out, listing)
+    lines = [f"{path}: {how} since {args.lock} recorded it" for path, how in damaged]
+    if damaged and not args.repair:
+        raise SegbenchError(f"{args.out}: {len(damaged)} file(s) differ from the recorded tree:\n  " + "\n  ".join(lines))
+    for output in repair(args.out, damaged) if damaged else []:
+        print(f"removed {output} (to be re-made by the workflow)")
+    print(f"{args.out}: {len(listing) - len(damaged)} of {len(listing)} recorded files as recorded")
+
+
 def cmd_plot_data(args: argparse.Namespace) -> None:
     import csv
 
@@ -498,6 +516,13 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--label-space", help="the masks' label space (default: the benchmark's ground truth)")
     p.add_argument("--data", type=Path, help="the images, to check each mask's size against its image's")
     p.set_defaults(run=cmd_check_submission)
+
+    p = sub.add_parser("check-results", help="the results tree against dvc.lock: find (and remove) damaged outputs")
+    p.add_argument("--out", type=Path, default=Path("results"), help="the DVC-tracked output folder")
+    p.add_argument("--lock", type=Path, default=Path("dvc.lock"))
+    p.add_argument("--cache", type=Path, default=Path(".dvc/cache"))
+    p.add_argument("--repair", action="store_true", help="remove the job outputs holding damaged files")
+    p.set_defaults(run=cmd_check_results)
 
     p = sub.add_parser("plot-data", help="gather per-model plot data into the files dvc plots reads")
     p.add_argument("--iou", type=Path, nargs="+", required=True)
