@@ -1,4 +1,4 @@
-"""Model adapters: checkpoint, TorchScript and Hugging Face SegFormer, and what they refuse."""
+"""Model adapters: checkpoint, TorchScript and Hugging Face SegFormer (other families: test_models_hf.py), and what they refuse."""
 
 from __future__ import annotations
 
@@ -395,7 +395,7 @@ def test_segformer_infers_an_exactly_matching_space(segformer_dir, benchmark):
 
 
 def test_segformer_normalisation_without_rescale(tmp_path):
-    from segbench.models.hf_segformer import _normalization
+    from segbench.models.hf import _normalization
 
     pre = {"do_rescale": False, "image_mean": [123.675, 116.28, 103.53], "image_std": [58.395, 57.12, 57.375]}
     assert _normalization(pre, tmp_path) == Normalization((123.675, 116.28, 103.53), (58.395, 57.12, 57.375))
@@ -418,11 +418,14 @@ def test_segformer_folder_errors(tmp_path, benchmark):
         return refused(load_model, "hf-segformer", folder, benchmark, space, "cpu")
 
     labels = {str(i): n for i, n in enumerate(ade_names())}
-    assert load(tmp_path / "absent") == f"{tmp_path / 'absent'}: Hugging Face SegFormer folder not found"
+    assert load(tmp_path / "absent") == f"{tmp_path / 'absent'}: Hugging Face model folder not found"
     folder = _fake_segformer(tmp_path / "no-config", None)
-    assert load(folder) == f"{folder / 'config.json'}: missing: a Hugging Face SegFormer folder needs config.json"
+    assert load(folder) == f"{folder / 'config.json'}: missing: a Hugging Face model folder needs config.json"
     folder = _fake_segformer(tmp_path / "bert", {"model_type": "bert", "id2label": labels})
-    assert load(folder) == f"{folder / 'config.json'}: not a SegFormer config (model_type 'bert', expected 'segformer')"
+    assert load(folder).startswith(
+        f"{folder / 'config.json'}: model_type 'bert' is not a semantic or universal segmentation model "
+        "(supported: ['beit', 'data2vec-vision', 'dpt', 'mask2former', 'maskformer', "
+    )
     folder = _fake_segformer(tmp_path / "no-labels", {"model_type": "segformer"})
     assert load(folder) == (
         f"{folder / 'config.json'}: field 'id2label' is missing or empty; the model's classes must be named"
@@ -434,7 +437,7 @@ def test_segformer_folder_errors(tmp_path, benchmark):
     )
     folder = _fake_segformer(tmp_path / "no-pre", {"model_type": "segformer", "id2label": labels}, preprocessor=False)
     assert load(folder) == (
-        f"{folder / 'preprocessor_config.json'}: missing: a Hugging Face SegFormer folder needs preprocessor_config.json"
+        f"{folder / 'preprocessor_config.json'}: missing: a Hugging Face model folder needs preprocessor_config.json"
     )
     folder = _fake_segformer(tmp_path / "other-space", {"model_type": "segformer", "id2label": labels})
     assert load(folder, "coco") == (
@@ -468,7 +471,7 @@ def test_segformer_weights_that_do_not_fit(tmp_path, segformer_dir, benchmark):
     config["hidden_sizes"] = [8, 16, 24, 40]
     (folder / "config.json").write_text(json.dumps(config))
     assert refused(load_model, "hf-segformer", folder, benchmark, "ade20k", "cpu").startswith(
-        f"{folder}: cannot load the SegFormer weights: "
+        f"{folder}: cannot load the segformer weights: "
     )
 
 
@@ -476,11 +479,11 @@ def test_segformer_weights_that_do_not_fit(tmp_path, segformer_dir, benchmark):
 
 
 def test_unknown_kind():
-    assert refused(load_model, "onnx", Path("m.onnx"), None, None, "cpu") == (
-        "unknown model kind 'onnx' (kinds: ['checkpoint', 'torchscript', 'hf-segformer']; "
+    assert refused(load_model, "caffe", Path("m.caffemodel"), None, None, "cpu") == (
+        "unknown model kind 'caffe' (kinds: ['checkpoint', 'torchscript', 'onnx', 'hf', 'hf-segformer']; "
         "'predictions' is scored directly)"
     )
-    assert model_kinds() == ["checkpoint", "torchscript", "hf-segformer"]
+    assert model_kinds() == ["checkpoint", "torchscript", "onnx", "hf", "hf-segformer"]
 
 
 def test_tiny_segnet_output_at_input_resolution():
@@ -513,8 +516,8 @@ def test_output_space_errors(model_files, tmp_path, benchmark):
         "preds: benchmark 'painting-vision' has no label space 'coco' "
         "(it has ['ade20k', 'painting-vision-10', 'painting-vision-tier1'])"
     )
-    assert refused(output_space, "onnx", Path("m.onnx"), benchmark, None) == (
-        "unknown model kind 'onnx' (kinds: ['checkpoint', 'torchscript', 'hf-segformer', 'predictions'])"
+    assert refused(output_space, "caffe", Path("m.caffemodel"), benchmark, None) == (
+        "unknown model kind 'caffe' (kinds: ['checkpoint', 'torchscript', 'onnx', 'hf', 'hf-segformer', 'predictions'])"
     )
     assert refused(output_space, "torchscript", model_files / "tiny.pt", benchmark, None) == (
         f"{model_files / 'tiny.pt'}: not a TorchScript archive (torch.jit.save): no constants.pkl "

@@ -90,10 +90,16 @@ def cmd_submit(args: argparse.Namespace) -> None:
     identity_doc = steps.read_json_fields(args.identity, ("name", "kind", "label_space", "checkpoint_sha256"))
     identity = steps.ModelIdentity(identity_doc["name"], identity_doc["kind"], identity_doc["label_space"],
                                    identity_doc["checkpoint_sha256"])
-    size = None if spec.kind == "predictions" else spec.inference_size or benchmark.inference_size
     dataset_id = steps.read_json_fields(args.dataset_id, ("dataset_id",))["dataset_id"]
     steps.submission(benchmark, steps.read_json(args.metrics), steps.read_json(args.floor_metrics), dataset_id,
-                     identity, size, args.out)
+                     identity, steps.inference_record(spec, benchmark), args.out)
+
+
+def cmd_export_onnx(args: argparse.Namespace) -> None:
+    from .models.onnx import export_onnx
+
+    export_onnx(args.checkpoint, load_benchmark(args.benchmark), args.out, args.opset)
+    print(f"{args.out}: ONNX (opset {args.opset}) of {args.checkpoint}, label space, normalisation and stride in its metadata")
 
 
 def cmd_idd_labels(args: argparse.Namespace) -> None:
@@ -430,6 +436,13 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--dataset-id", type=Path, required=True, help="output of `segbench manifest --dataset-id-out`")
     p.add_argument("--out", type=Path, required=True)
     p.set_defaults(run=cmd_submit)
+
+    p = sub.add_parser("export-onnx", help="write a segbench checkpoint as an ONNX file (kind onnx) with its metadata")
+    add_benchmark(p)
+    p.add_argument("--checkpoint", type=Path, required=True, help="a segbench .pt checkpoint")
+    p.add_argument("--out", type=Path, required=True, help="the .onnx file to write")
+    p.add_argument("--opset", type=int, default=17)
+    p.set_defaults(run=cmd_export_onnx)
 
     p = sub.add_parser("idd-labels", help="draw IDD level-3 masks from the polygon JSONs, as the reference does")
     p.add_argument("--data", type=Path, required=True, help="IDD root holding gtFine/<split>/<drive>/*_polygons.json")

@@ -19,8 +19,8 @@ For each frame:
    the dataset format's naming rule (`<frame_id>.png`, or IDD's
    `<drive>/<img_id>_gtFine_labellevel3Ids.png`), which scoring reads.
 
-Optional flip test-time augmentation (`flip_tta`) averages the logits of the image and of its
-mirror image, the latter flipped back with the left/right classes swapped (`mirrored_logits`).
+This is the `whole` inference mode; `slide` and `multi-scale` (segbench.inference_modes) reuse
+its steps per window or per scale.
 
 Both logit resizes are separable bilinear resizes: `bilinear` computes any window of the output
 as two small matrix products (torch, on the model's device: CUDA); on the CPU the same values
@@ -89,16 +89,19 @@ def resized_size(height: int, width: int, size: int) -> tuple[int, int]:
     return (size, scaled) if height >= width else (scaled, size)
 
 
-def padded_size(height: int, width: int, stride: int) -> tuple[int, int]:
+def padded_size(height: int, width: int, stride: int, square: bool = False) -> tuple[int, int]:
+    """(height, width) rounded up to the stride; `square`: both sides from the long one."""
+    if square:
+        height = width = max(height, width)
     return (math.ceil(height / stride) * stride, math.ceil(width / stride) * stride)
 
 
-def frame_geometry(frame: Frame, inference_size: int, stride: int) -> Geometry:
-    """Sizes of one frame; `stride` 1 means no padding."""
+def frame_geometry(frame: Frame, inference_size: int, stride: int, square: bool = False) -> Geometry:
+    """Sizes of one frame; `stride` 1 means no padding; `square` pads both sides to the long one."""
     width, height = image_size(frame.image)
     target_width, target_height = image_size(frame.label)
     resized = resized_size(height, width, inference_size)
-    return Geometry((height, width), resized, padded_size(*resized, stride), (target_height, target_width))
+    return Geometry((height, width), resized, padded_size(*resized, stride, square), (target_height, target_width))
 
 
 def load_input(frame: Frame, geometry: Geometry) -> torch.Tensor:
@@ -212,7 +215,7 @@ def device_mask(logits: torch.Tensor, geometry: Geometry) -> torch.Tensor:
     return mask
 
 
-def _check_logits(logits: torch.Tensor, model: SegmentationModel, batch: torch.Tensor) -> None:
+def check_logits(logits: torch.Tensor, model: SegmentationModel, batch: torch.Tensor) -> None:
     n, _, height, width = batch.shape
     expected = f"({n}, {model.label_space.size}, h, w)"
     if logits.ndim != 4 or logits.shape[0] != n or logits.shape[1] != model.label_space.size:
@@ -254,22 +257,7 @@ def _check_decoded(frame: Frame, rgb: np.ndarray, geometry: Geometry) -> None:
         raise SegbenchError(f"{frame.image}: decoded size {rgb.shape[1]}x{rgb.shape[0]} differs from its header")
 
 
-def mirrored_logits(logits: torch.Tensor, mirrored_ids: torch.Tensor) -> torch.Tensor:
-    """Logits (N, C, h, w) of horizontally flipped images, flipped back with left and right swapped.
-
-    Class c of the original image is where the flipped image shows its mirror class
-    (`LabelSpace.mirrored_ids`: left brow <-> right brow, ...), so channel c takes channel mirror(c).
-    """
-    return logits.flip(-1).index_select(1, mirrored_ids)
-
-
-def flip_averaged_logits(model: SegmentationModel, batch: torch.Tensor) -> torch.Tensor:
-    """The mean of the logits of the batch and of its mirror image (flip test-time augmentation)."""
-    mirrored = torch.from_numpy(model.label_space.mirrored_ids()).to(batch.device)
-    return (model.logits(batch) + mirrored_logits(model.logits(batch.flip(-1)), mirrored)) / 2
-
-
-def _check_request(model: SegmentationModel, frames: Sequence[Frame], inference_size: int, batch_size: int) -> None:
+def check_request(model: SegmentationModel, frames: Sequence[Frame], inference_size: int, batch_size: int) -> None:
     if model.label_space.size > MAX_CLASSES:
         raise SegbenchError(
             f"{model.source}: {model.label_space.size} classes do not fit a uint8 mask (at most {MAX_CLASSES})"
@@ -352,7 +340,6 @@ def run_inference(
     batch_size: int = 4,
     progress: bool = True,
     pad_to_stride: bool = True,
-    flip_tta: bool = False,
 ) -> list[Path]:
     """Predict every frame and write `<out_dir>/<frame.prediction>`; returns the paths in frame order.
 
@@ -361,11 +348,11 @@ def run_inference(
     and finishing overlap with it in helper threads (see the module docstring).
     """
     frames = list(frames)
-    _check_request(model, frames, inference_size, batch_size)
+    check_request(model, frames, inference_size, batch_size)
     out_dir = Path(out_dir)
     outputs = [out_dir / frame.prediction for frame in frames]
     stride = model.stride if pad_to_stride else 1
-    geometries = [frame_geometry(frame, inference_size, stride) for frame in frames]
+    geometries = [frame_geometry(frame, inference_size, stride, model.square) for frame in frames]
     batches = deque(make_batches(geometries, batch_size))
     on_cpu = model.device.type == "cpu"
     pin = model.device.type == "cuda"
@@ -396,8 +383,8 @@ def run_inference(
                 batch = loads.popleft().result()
                 indices = loading.popleft()
                 batch = batch.to(model.device, non_blocking=pin)
-                logits = flip_averaged_logits(model, batch) if flip_tta else model.logits(batch)
-                _check_logits(logits, model, batch)
+                logits = model.logits(batch)
+                check_logits(logits, model, batch)
                 if on_cpu:
                     array = logits.float().numpy()  # the finishers use no torch (no second intra-op pool)
                     tasks = [

@@ -130,10 +130,10 @@ def run(args: argparse.Namespace) -> None:
         out = args.emit_submission if spec is model else None
         if args.emit_submission is not None and spec is not model:
             out = args.emit_submission.with_name(f"{args.emit_submission.stem}.{spec.name}{args.emit_submission.suffix}")
-        size = None if spec.kind == "predictions" else spec.inference_size or benchmark.inference_size
         targets[spec.name] = out if out is not None else work / spec.name / "submission.json"
         records[spec.name] = steps.submission_record(benchmark, documents[spec.name], floor, manifest["dataset_id"],
-                                                     identities[spec.name], size, targets[spec.name])
+                                                     identities[spec.name], steps.inference_record(spec, benchmark),
+                                                     targets[spec.name])
     atomic_write_texts({targets[name]: dumps(record) for name, record in records.items()})  # all or none
     for name, target in targets.items():
         print(f"submission record ({name}): {target}")

@@ -78,21 +78,31 @@ def infer(
     benchmark: Benchmark, frames: Sequence[Frame], spec: ModelSpec, out_dir: Path, batch_size: int, device: str, progress: bool
 ) -> None:
     """Predicted masks for `frames` in `out_dir`, at ground-truth size, in the model's label space."""
-    from .inference import run_inference
+    from .inference_modes import predict
     from .models import load_model
 
     if spec.kind == "predictions":
         raise SegbenchError(f"model '{spec.name}' is a predictions folder: it has no inference step")
-    model = load_model(spec.kind, spec.path, benchmark, spec.label_space, device)
-    run_inference(
+    model = load_model(spec.kind, spec.path, benchmark, spec.label_space, device,
+                       normalization=spec.normalization, stride=spec.stride)
+    predict(
         model,
         frames,
         out_dir,
         spec.inference_size or benchmark.inference_size,
+        spec.inference,
         batch_size,
         progress,
         pad_to_stride=benchmark.pad_to_stride,
     )
+
+
+def inference_record(spec: ModelSpec, benchmark: Benchmark) -> tuple[int | None, dict[str, Any] | None]:
+    """(inference_size, inference block) of a model's submission record; (None, None) for predictions."""
+    if spec.kind == "predictions":
+        return None, None
+    size = spec.inference_size or benchmark.inference_size
+    return size, spec.inference.record(size)
 
 
 def score(
@@ -200,11 +210,11 @@ def submission(
     floor_metrics: dict[str, Any],
     dataset_id: str,
     identity: ModelIdentity,
-    inference_size: int | None,
+    inference: tuple[int | None, dict[str, Any] | None],
     out: Path,
 ) -> dict[str, Any]:
     """Build, validate and write the submission record of one (model, split)."""
-    record = submission_record(benchmark, metrics, floor_metrics, dataset_id, identity, inference_size, out)
+    record = submission_record(benchmark, metrics, floor_metrics, dataset_id, identity, inference, out)
     atomic_write_text(out, dumps(record))
     return record
 
@@ -215,10 +225,11 @@ def submission_record(
     floor_metrics: dict[str, Any],
     dataset_id: str,
     identity: ModelIdentity,
-    inference_size: int | None,
+    inference: tuple[int | None, dict[str, Any] | None],
     out: Path,
 ) -> dict[str, Any]:
-    """The submission record of one (model, split), validated against the schemas (as `out`)."""
+    """The submission record of one (model, split), validated against the schemas (as `out`);
+    `inference` is (inference_size, inference block), as `inference_record` gives them."""
     if floor_metrics["split"] != metrics["split"] or floor_metrics["frames"] != metrics["frames"]:
         raise SegbenchError("the floor and the model were scored on different frames; refusing to compare them")
     record = build_record(
@@ -228,7 +239,7 @@ def submission_record(
         identity,
         metrics["results"],
         floor_metrics["results"],
-        inference_size,
+        *inference,
         metrics["frames"],
         metrics["pixels_evaluated"],
     )

@@ -32,11 +32,15 @@ def build_record(
     results: dict[str, dict[str, Any]],
     floor_results: dict[str, dict[str, Any]],
     inference_size: int | None,
+    inference: dict[str, Any] | None,
     frames: int,
     pixels_evaluated: int,
 ) -> dict[str, Any]:
     """The record, keys in the specification's order, then the protocol's additions; of the
-    results, the spec fields each report selects (`record` in the benchmark definition)."""
+    results, the spec fields each report selects (`record` in the benchmark definition).
+
+    `inference` is the mode block (spec.InferenceMode.record), None for a predictions folder.
+    """
     floor_value = headline(benchmark, floor_results)
     record: dict[str, Any] = {
         "benchmark_version": benchmark.benchmark_version,
@@ -51,6 +55,7 @@ def build_record(
             "benchmark": benchmark.name,
             "model": {"name": model.name, "kind": model.kind, "label_space": model.label_space},
             "inference_size": inference_size,
+            "inference": inference,
             "frames": frames,
             "pixels_evaluated": pixels_evaluated,
             "floor": {

@@ -2,35 +2,43 @@
 
     checkpoint     a .pt training checkpoint (torch.load(weights_only=True) only)   models.checkpoint
     torchscript    a TorchScript archive with segbench.json                        models.torchscript
-    hf-segformer   a local Hugging Face SegFormer folder, loaded offline            models.hf_segformer
+    onnx           an .onnx file run by onnxruntime (metadata or config)            models.onnx
+    hf             a local Hugging Face segmentation folder (any family), offline   models.hf
+    hf-segformer   alias of hf (the name the embedded default's baseline is recorded under)
 
-A fourth kind, "predictions" (a folder of masks made elsewhere), needs no model and is read by
+One more kind, "predictions" (a folder of masks made elsewhere), needs no model and is read by
 the scoring side.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 from ..definitions import Benchmark
 from ..errors import SegbenchError
 from ..labels import LabelSpace
 from .base import SegmentationModel
 from .checkpoint import checkpoint_space, load_checkpoint
-from .hf_segformer import load_hf_segformer, segformer_space
+from .hf import hf_space, load_hf, load_hf_segformer
+from .onnx import load_onnx, onnx_space
 from .torchscript import load_torchscript, torchscript_space
 
 LOADERS: dict[str, Callable[..., SegmentationModel]] = {
     "checkpoint": load_checkpoint,
     "torchscript": load_torchscript,
+    "onnx": load_onnx,
+    "hf": load_hf,
     "hf-segformer": load_hf_segformer,
 }
 
 SPACES: dict[str, Callable[..., LabelSpace]] = {
     "checkpoint": checkpoint_space,
     "torchscript": torchscript_space,
-    "hf-segformer": segformer_space,
+    "onnx": onnx_space,
+    "hf": hf_space,
+    "hf-segformer": hf_space,
 }
 PREDICTIONS = "predictions"
 
@@ -40,13 +48,20 @@ def model_kinds() -> list[str]:
 
 
 def load_model(
-    kind: str, path: Path, benchmark: Benchmark, label_space: str | None = None, device: str = "auto"
+    kind: str,
+    path: Path,
+    benchmark: Benchmark,
+    label_space: str | None = None,
+    device: str = "auto",
+    normalization: Mapping[str, Any] | None = None,
+    stride: int | None = None,
 ) -> SegmentationModel:
     """Load the model at `path` as `kind`, checking its label space against `benchmark`.
 
-    `label_space` names the model's output space: required for hf-segformer unless its id2label
-    equals one of the benchmark's spaces; for the self-describing kinds it must match the file.
-    `device` is "auto" (CUDA when available), "cpu", "cuda" or "cuda:N".
+    `label_space` names the model's output space: required for hf unless its id2label equals
+    one of the benchmark's spaces; for the self-describing kinds it must match the file.
+    `device` is "auto" (CUDA when available), "cpu", "cuda" or "cuda:N". `normalization` and
+    `stride` are for files that do not carry them (onnx only).
     """
     try:
         loader = LOADERS[kind]
@@ -54,6 +69,10 @@ def load_model(
         raise SegbenchError(
             f"unknown model kind '{kind}' (kinds: {model_kinds()}; 'predictions' is scored directly)"
         ) from None
+    if kind == "onnx":
+        return loader(Path(path), benchmark, label_space, device, normalization=normalization, stride=stride)
+    if normalization is not None or stride is not None:
+        raise SegbenchError(f"{path}: normalization and stride are given by kind '{kind}' itself, not by the config")
     return loader(Path(path), benchmark, label_space, device)
 
 

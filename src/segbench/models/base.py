@@ -81,6 +81,10 @@ class SegmentationModel(ABC):
     stride: int  # inputs are padded bottom/right to a multiple of this
     device: torch.device
     normalization: Normalization
+    # What `logits` returns: "logits" (softmax gives probabilities) or "scores" (already
+    # probabilities, e.g. the query mixtures of Mask2Former); test-time averaging needs to know.
+    output: str = "logits"
+    square: bool = False  # the network takes square inputs only: padded to the long side (DPT)
 
     @property
     def pad_value(self) -> tuple[float, float, float]:
