@@ -14,9 +14,11 @@ from PIL import Image
 from segbench.datasets.base import Frame
 from segbench.definitions import load_label_space
 from segbench.errors import SegbenchError
-from segbench.inference import flip_averaged_logits, mirrored_logits, run_inference
+from segbench.inference import run_inference
+from segbench.inference_modes import predict, unmirrored
 from segbench.models.architectures import build
 from segbench.models.base import Normalization, SegmentationModel, space_from_names
+from segbench.spec import InferenceMode
 
 
 class RecordingModel(SegmentationModel):
@@ -96,13 +98,13 @@ def test_mirrored_ids_swap_left_and_right():
     np.testing.assert_array_equal(load_label_space("painting-vision-10").mirrored_ids(), np.arange(10))
 
 
-def test_mirrored_logits_flip_back_and_swap():
-    logits = torch.arange(2 * 9 * 2 * 3, dtype=torch.float32).reshape(2, 9, 2, 3)
+def test_unmirrored_scores_flip_back_and_swap():
+    scores = torch.arange(9 * 2 * 3, dtype=torch.float32).reshape(9, 2, 3)
     mirrored = torch.tensor([0, 1, 2, 4, 3, 6, 5, 7, 8])
-    out = mirrored_logits(logits, mirrored)
-    assert torch.equal(out[:, 3], logits[:, 4].flip(-1)) and torch.equal(out[:, 4], logits[:, 3].flip(-1))
-    assert torch.equal(out[:, 0], logits[:, 0].flip(-1))
-    assert torch.equal(mirrored_logits(out, mirrored), logits)  # a flip applied twice is the identity
+    out = unmirrored(scores, mirrored)
+    assert torch.equal(out[3], scores[4].flip(-1)) and torch.equal(out[4], scores[3].flip(-1))
+    assert torch.equal(out[0], scores[0].flip(-1))
+    assert torch.equal(unmirrored(out, mirrored), scores)  # a flip applied twice is the identity
 
 
 def sides(images: torch.Tensor) -> torch.Tensor:
@@ -114,27 +116,22 @@ def sides(images: torch.Tensor) -> torch.Tensor:
     return logits
 
 
-def test_flip_tta_of_a_side_aware_model():
+def test_flip_through_multi_scale_inference(tmp_path):
     """The mirror view calls the left half 'right eye' again; swapped back, the views agree."""
-    model = RecordingModel(sides, space=load_label_space("easyportrait-9"))
-    batch = torch.zeros(1, 3, 4, 8)
-    assert torch.equal(flip_averaged_logits(model, batch), sides(batch))
-    assert model.shapes == [(1, 3, 4, 8)] * 2
-    unswapped = RecordingModel(sides, space=space_from_names("plain", [f"c{i}" for i in range(9)], "test"))
-    assert not torch.equal(flip_averaged_logits(unswapped, batch), sides(batch))  # without the swap: a tie
-
-
-def test_flip_tta_through_run_inference(tmp_path):
     space = load_label_space("easyportrait-9")
     image = frame(tmp_path, "f", (16, 8))
     plain = run_inference(RecordingModel(sides, space=space), [image], tmp_path / "plain", 16, progress=False,
                           pad_to_stride=False)
+    flip = InferenceMode("multi-scale", scales=(1.0,), flip=True)
     model = RecordingModel(sides, space=space)
-    tta = run_inference(model, [image], tmp_path / "tta", 16, progress=False, pad_to_stride=False, flip_tta=True)
+    tta = predict(model, [image], tmp_path / "tta", 16, flip, progress=False, pad_to_stride=False)
     expected = np.where(np.arange(16) < 8, 5, 6)[None].repeat(8, 0)
     np.testing.assert_array_equal(np.asarray(Image.open(plain[0])), expected)
     np.testing.assert_array_equal(np.asarray(Image.open(tta[0])), expected)
     assert len(model.shapes) == 2  # the image and its mirror
+    unswapped = RecordingModel(sides, space=space_from_names("plain", [f"c{i}" for i in range(9)], "test"))
+    [out] = predict(unswapped, [image], tmp_path / "unswapped", 16, flip, progress=False, pad_to_stride=False)
+    assert set(np.unique(np.asarray(Image.open(out)))) == {5}  # without the swap, each pixel ties 5 and 6
 
 
 def test_bilinear_logits_to_the_mask_size_without_padding(tmp_path):

@@ -1,0 +1,216 @@
+"""Inference modes against straightforward reference implementations written here: an explicit
+window loop for `slide`, explicit resize-and-average for `multi-scale` (with flip)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from PIL import Image
+
+from segbench.datasets.base import Frame
+from segbench.definitions import load_label_space
+from segbench.errors import SegbenchError
+from segbench.inference import run_inference
+from segbench.inference_modes import predict, windows
+from segbench.models.base import Normalization, SegmentationModel
+from segbench.spec import InferenceMode, ModelSpec
+
+MEAN, STD = (120.0, 110.0, 100.0), (60.0, 50.0, 70.0)
+
+
+class ConvModel(SegmentationModel):
+    """A fixed random 3x3 convolution, then 2x2 average pooling: logits at half resolution,
+    position-dependent, so window edges and padding show in the results."""
+
+    kind = "fake"
+
+    def __init__(self, space, stride: int = 4, seed: int = 0):
+        generator = torch.Generator().manual_seed(seed)
+        self.weight = torch.randn(space.size, 3, 3, 3, generator=generator)
+        self.bias = torch.randn(space.size, generator=generator)
+        self.source = Path("conv-model")
+        self.label_space = space
+        self.stride = stride
+        self.device = torch.device("cpu")
+        self.normalization = Normalization(MEAN, STD)
+        self.calls = 0
+
+    def logits(self, images: torch.Tensor) -> torch.Tensor:
+        self.calls += 1
+        return reference_logits(self, images)
+
+
+def reference_logits(model: ConvModel, images: torch.Tensor) -> torch.Tensor:
+    mean, std = torch.tensor(MEAN).view(1, 3, 1, 1), torch.tensor(STD).view(1, 3, 1, 1)
+    return F.avg_pool2d(F.conv2d((images - mean) / std, model.weight, model.bias, padding=1), 2)
+
+
+def write_frame(root: Path, name: str, image_hw: tuple[int, int], label_hw: tuple[int, int], seed: int) -> Frame:
+    rng = np.random.default_rng(seed)
+    image, label = root / "images" / f"{name}.png", root / "labels" / f"{name}.png"
+    for path in (image, label):
+        path.parent.mkdir(parents=True, exist_ok=True)
+    # smooth random images: a few blobs, so that classes form regions rather than noise
+    low = rng.integers(0, 256, (4, 5, 3)).astype(np.uint8)
+    Image.fromarray(low).resize(image_hw[::-1], Image.BILINEAR).save(image)
+    Image.fromarray(np.zeros(label_hw, np.uint8)).save(label)
+    return Frame(name, "g", "test", image, label)
+
+
+def rgb_tensor(frame: Frame) -> torch.Tensor:
+    return torch.from_numpy(np.asarray(Image.open(frame.image).convert("RGB")).astype(np.float32)).permute(2, 0, 1)
+
+
+def padded_with_mean(image: torch.Tensor, stride: int) -> torch.Tensor:
+    h, w = image.shape[1:]
+    out = torch.tensor(MEAN).view(3, 1, 1).expand(3, -h // stride * -stride, -w // stride * -stride).clone()
+    out[:, :h, :w] = image
+    return out
+
+
+def model_at(model: ConvModel, image: torch.Tensor) -> torch.Tensor:
+    """(C, h, w) logits of one (3, h, w) image: padded, run, upsampled to the padded size, cropped."""
+    padded = padded_with_mean(image, model.stride)
+    logits = reference_logits(model, padded[None])
+    up = F.interpolate(logits, size=padded.shape[1:], mode="bilinear", align_corners=False)[0]
+    return up[:, : image.shape[1], : image.shape[2]]
+
+
+def starts(length: int, crop: int, stride: int) -> list[int]:
+    """Window starts every `stride`, the last one moved back to end at the edge."""
+    positions = list(range(0, max(length - crop, 0) + 1, stride))
+    if positions[-1] + crop < length:
+        positions.append(length - crop)
+    return positions
+
+
+def reference_slide(model: ConvModel, frame: Frame, crop, stride) -> np.ndarray:
+    image = rgb_tensor(frame)  # the frames are made at the inference size: no input resize
+    _, h, w = image.shape
+    total = torch.zeros(model.label_space.size, h, w, dtype=torch.float64)
+    count = torch.zeros(h, w, dtype=torch.float64)
+    for top in starts(h, crop[0], stride[0]):
+        for left in starts(w, crop[1], stride[1]):
+            bottom, right = min(top + crop[0], h), min(left + crop[1], w)
+            total[:, top:bottom, left:right] += model_at(model, image[:, top:bottom, left:right]).double()
+            count[top:bottom, left:right] += 1
+    averaged = (total / count).float()
+    target = Image.open(frame.label).size[::-1]
+    return F.interpolate(averaged[None], size=target, mode="bilinear", align_corners=False)[0].argmax(0).numpy()
+
+
+def scaled_size(h: int, w: int, size: int) -> tuple[int, int]:
+    long, short = max(h, w), min(h, w)
+    other = max(1, int(np.floor(short * size / long + 0.5)))
+    return (size, other) if h >= w else (other, size)
+
+
+def reference_multi_scale(model: ConvModel, frame: Frame, size: int, scales, flip: bool) -> np.ndarray:
+    image = rgb_tensor(frame)
+    target = Image.open(frame.label).size[::-1]
+    mirror = model.label_space.mirrored_ids()
+    total = 0
+    views = 0
+    for scale in scales:
+        hw = scaled_size(*image.shape[1:], max(1, round(scale * size)))
+        shrinking = hw[0] < image.shape[1] or hw[1] < image.shape[2]
+        resized = image if hw == tuple(image.shape[1:]) else F.interpolate(
+            image[None], size=hw, mode="bilinear", align_corners=False, antialias=shrinking)[0]
+        for mirrored in (False, True) if flip else (False,):
+            logits = model_at(model, resized.flip(-1) if mirrored else resized)
+            if mirrored:
+                logits = logits.flip(-1)[list(mirror)]
+            at_target = F.interpolate(logits[None], size=target, mode="bilinear", align_corners=False)[0]
+            total = total + at_target.softmax(0)
+            views += 1
+    return (total / views).argmax(0).numpy()
+
+
+def read(path: Path) -> np.ndarray:
+    return np.asarray(Image.open(path))
+
+
+def test_windows_as_placed_by_hand():
+    assert windows(10, 7, (4, 4), (3, 3)) == [
+        (0, 4, 0, 4), (0, 4, 3, 7), (3, 7, 0, 4), (3, 7, 3, 7), (6, 10, 0, 4), (6, 10, 3, 7)
+    ]
+    assert windows(11, 4, (4, 4), (3, 3)) == [(0, 4, 0, 4), (3, 7, 0, 4), (6, 10, 0, 4), (7, 11, 0, 4)]
+    assert windows(3, 5, (4, 8), (2, 2)) == [(0, 3, 0, 5)]  # smaller than the crop: one window, its own size
+
+
+@pytest.mark.parametrize(
+    "image_hw, label_hw, crop, stride",
+    [((40, 56), (40, 56), (24, 24), (16, 16)), ((56, 30), (71, 38), (20, 16), (12, 10)), ((18, 22), (18, 22), (32, 32), (8, 8))],
+    ids=["overlap", "odd-sizes-target-larger", "frame-smaller-than-crop"],
+)
+def test_slide_equals_an_explicit_window_loop(tmp_path, image_hw, label_hw, crop, stride):
+    space = load_label_space("painting-vision-10")
+    frames = [write_frame(tmp_path, f"f{i}", image_hw, label_hw, seed=i) for i in range(2)]
+    model = ConvModel(space)
+    mode = InferenceMode("slide", crop=crop, stride=stride)
+    outputs = predict(model, frames, tmp_path / "out", max(image_hw), mode, batch_size=3, progress=False)
+    for frame, out in zip(frames, outputs):
+        expected = reference_slide(model, frame, crop, stride)
+        assert read(out).shape == label_hw
+        np.testing.assert_array_equal(read(out), expected)
+
+
+def test_slide_with_one_window_covering_the_frame_is_whole(tmp_path):
+    space = load_label_space("painting-vision-10")
+    frames = [write_frame(tmp_path, "f", (40, 56), (40, 56), seed=3)]
+    whole = run_inference(ConvModel(space), frames, tmp_path / "whole", 56, progress=False)
+    slide = predict(ConvModel(space), frames, tmp_path / "slide", 56, InferenceMode("slide", crop=(40, 56), stride=(40, 56)),
+                    progress=False)
+    np.testing.assert_array_equal(read(whole[0]), read(slide[0]))
+
+
+@pytest.mark.parametrize("flip", [False, True])
+def test_multi_scale_equals_explicit_resize_and_average(tmp_path, flip):
+    space = load_label_space("easyportrait-9")  # has left/right classes: the flip must swap them
+    assert list(space.mirrored_ids()) != list(range(space.size))
+    frames = [write_frame(tmp_path, f"f{i}", (45, 60), (90, 120), seed=10 + i) for i in range(2)]
+    model = ConvModel(space)
+    scales = (0.5, 0.75, 1.25)
+    mode = InferenceMode("multi-scale", scales=scales, flip=flip)
+    outputs = predict(model, frames, tmp_path / "out", 48, mode, progress=False)
+    assert model.calls == len(frames) * len(scales) * (2 if flip else 1)
+    for frame, out in zip(frames, outputs):
+        np.testing.assert_array_equal(read(out), reference_multi_scale(model, frame, 48, scales, flip))
+
+
+def test_mode_fields_from_the_config():
+    entry = {"kind": "checkpoint", "path": "m.pt", "label_space": "painting-vision-10"}
+    assert ModelSpec.from_entry("m", entry).inference == InferenceMode()
+    spec = ModelSpec.from_entry("m", {**entry, "inference": {"mode": "slide", "crop": 512, "stride": [256, 341]}})
+    assert spec.inference == InferenceMode("slide", crop=(512, 512), stride=(256, 341))
+    assert spec.inference.record(640) == {"mode": "slide", "size": 640, "crop": [512, 512], "stride": [256, 341],
+                                          "scales": None, "flip": False}
+    ms = ModelSpec.from_entry("m", {**entry, "inference": {"mode": "multi-scale", "scales": [0.5, 1], "flip": True}})
+    assert ms.inference.record(640) == {"mode": "multi-scale", "size": 640, "crop": None, "stride": None,
+                                        "scales": [0.5, 1.0], "flip": True}
+
+
+@pytest.mark.parametrize(
+    "block, message",
+    [
+        ({"mode": "tiled"}, "model 'm': field 'inference/mode' is 'tiled', expected one of ['whole', 'slide', 'multi-scale']"),
+        ({"mode": "slide", "crop": 64}, "model 'm': inference mode 'slide' needs field(s) ['stride']"),
+        ({"mode": "slide", "crop": 64, "stride": 65},
+         "model 'm': inference stride [65, 65] exceeds the crop [64, 64]: pixels between windows would get no logits"),
+        ({"mode": "slide", "crop": [64, 0], "stride": 8},
+         "model 'm': field 'inference/crop' must be a positive integer or [height, width], got [64, 0]"),
+        ({"mode": "whole", "flip": True}, "model 'm': field(s) ['flip'] do not apply to inference mode 'whole'"),
+        ({"mode": "multi-scale", "scales": []},
+         "model 'm': field 'inference/scales' must be a list of positive numbers, got []"),
+        ({"mode": "multi-scale", "flip": "yes"}, "model 'm': field 'inference/flip' must be true or false, got 'yes'"),
+    ],
+)
+def test_bad_mode_fields_are_named(block, message):
+    entry = {"kind": "checkpoint", "path": "m.pt", "label_space": "painting-vision-10", "inference": block}
+    with pytest.raises(SegbenchError) as info:
+        ModelSpec.from_entry("m", entry)
+    assert str(info.value) == message
