@@ -15,7 +15,27 @@ from .table import cell, flatten, headers as table_headers, render_markdown, sho
 
 IDENTITY = ("benchmark", "benchmark_version", "taxonomy_version", "dataset_id", "split")
 METRIC_EXCLUDE = {"benchmark", "benchmark_version", "taxonomy_version", "dataset_id", "split", "checkpoint_sha256",
-                  "model", "inference_size", "frames", "pixels_evaluated", "floor", "tool"}
+                  "model", "inference_size", "inference", "frames", "pixels_evaluated", "floor", "tool"}
+
+
+def inference_text(block: dict[str, Any] | None) -> str | None:
+    """The record's inference mode in a few words: "whole 640", "slide 640 crop 512x512 stride 341x341",
+    "multi-scale 640 x[0.5, 1.0] +flip"; None for predictions folders."""
+    if block is None:
+        return None
+    text = f"{block['mode']} {block['size']}"
+    if block["mode"] == "slide":
+        text += " crop {}x{} stride {}x{}".format(*block["crop"], *block["stride"])
+    if block["mode"] == "multi-scale":
+        text += f" x{block['scales']}" + (" +flip" if block["flip"] else "")
+    return text
+
+
+def mode_note(group: dict[str, Any]) -> str:
+    """A warning for a group whose rows were made with different inference modes."""
+    if len(group.get("inference_modes", [])) < 2:
+        return ""
+    return " · **rows use different inference modes (column `inference`): their ranks compare unlike runs**"
 
 
 def metric_columns(record: dict[str, Any]) -> dict[str, Any]:
@@ -28,6 +48,7 @@ def model_row(record: dict[str, Any]) -> dict[str, Any]:
         **{k: record[k] for k in IDENTITY},
         "model": record["model"]["name"],
         "kind": record["model"]["kind"],
+        "inference": inference_text(record.get("inference")),
         "label_space": record["model"]["label_space"],
         "checkpoint_sha256": record["checkpoint_sha256"],
         "frames": record["frames"],
@@ -41,6 +62,7 @@ def floor_row(group: dict[str, Any], floor: dict[str, Any]) -> dict[str, Any]:
         **{k: group[k] for k in IDENTITY},
         "model": "floor",
         "kind": "floor",
+        "inference": None,
         "label_space": floor["label_space"],
         "checkpoint_sha256": None,
         "frames": floor["frames"],
@@ -62,6 +84,7 @@ def build(records: Sequence[dict[str, Any]], floors: Sequence[dict[str, Any]]) -
         group["rows"].sort(key=lambda r: (r[headline] is None, -(r[headline] or 0.0), r["model"]))
         for rank, row in enumerate(group["rows"], start=1):
             row["rank"] = rank
+        group["inference_modes"] = sorted({str(row["inference"]) for row in group["rows"]})
         floor = floor_of.get((group["benchmark"], group["split"]))
         if floor is not None:
             group["rows"].append({**floor_row(group, floor), "rank": None})
@@ -93,11 +116,13 @@ def to_markdown(groups: Sequence[dict[str, Any]]) -> str:
              "not beat it is flagged **NO**.\n"]
     for group in groups:
         metric_names = [c for c in columns([group]) if c not in
-                        {*IDENTITY, "label_space", "checkpoint_sha256", "frames", "rank", "beats_floor", "model", "kind"}]
-        shown = ["rank", "model", "kind", *metric_names, "beats_floor"]
+                        {*IDENTITY, "label_space", "checkpoint_sha256", "frames", "rank", "beats_floor", "model", "kind",
+                         "inference"}]
+        shown = ["rank", "model", "kind", "inference", *metric_names, "beats_floor"]
         parts.append(
             f"## {group['benchmark']} v{group['benchmark_version']} (taxonomy {group['taxonomy_version']}), "
-            f"split {group['split']}\n\ndataset_id `{group['dataset_id']}` · ranked by `{group['headline']}`\n"
+            f"split {group['split']}\n\ndataset_id `{group['dataset_id']}` · ranked by `{group['headline']}`"
+            f"{mode_note(group)}\n"
         )
         parts.append(render_markdown(shown, group["rows"]) + "\n")
     return "\n".join(parts)
@@ -185,7 +210,7 @@ def comparison_text(row: dict[str, Any], role: str) -> str:
     return f"{difference:+.4f} [{low:+.4f}, {high:+.4f}]{mark}"
 
 
-HIDDEN = {*IDENTITY, "label_space", "checkpoint_sha256", "frames", "rank", "beats_floor", "model", "kind"}
+HIDDEN = {*IDENTITY, "label_space", "checkpoint_sha256", "frames", "rank", "beats_floor", "model", "kind", "inference"}
 
 
 def shown_metrics(group: dict[str, Any]) -> list[str]:
@@ -204,16 +229,18 @@ def to_markdown_with_intervals(groups: Sequence[dict[str, Any]]) -> str:
     for group in groups:
         rows = flat_rows(group)
         metric_names = shown_metrics(group)
-        headers = ["rank", "model", "kind", *table_headers(metric_names), "Δ vs baseline", "Δ vs floor", "beats_floor"]
+        headers = ["rank", "model", "kind", "inference", *table_headers(metric_names), "Δ vs baseline", "Δ vs floor",
+                   "beats_floor"]
         lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
         for row in rows:
-            cells = [cell(row.get("rank")), str(row["model"]), str(row["kind"])]
+            cells = [cell(row.get("rank")), str(row["model"]), str(row["kind"]), cell(row.get("inference"))]
             cells += [interval_text(row, m) for m in metric_names]
             cells += [comparison_text(row, "baseline"), comparison_text(row, "floor"), cell(row.get("beats_floor"))]
             lines.append("| " + " | ".join(cells) + " |")
         parts.append(
             f"## {group['benchmark']} v{group['benchmark_version']} (taxonomy {group['taxonomy_version']}), "
-            f"split {group['split']}\n\ndataset_id `{group['dataset_id']}` · ranked by `{group['headline']}`\n"
+            f"split {group['split']}\n\ndataset_id `{group['dataset_id']}` · ranked by `{group['headline']}`"
+            f"{mode_note(group)}\n"
         )
         parts.append("\n".join(lines) + "\n")
     return "\n".join(parts)
@@ -346,8 +373,11 @@ def to_html(groups: Sequence[dict[str, Any]], title: str = "segbench results") -
         )
         parts.append(f'<p class="meta">dataset_id <code>{_escape(group["dataset_id"])}</code> · ranked by '
                      f"<code>{_escape(headline)}</code>{method}</p>")
+        if mode_note(group):
+            parts.append('<p class="meta flag-no">rows use different inference modes (column inference): '
+                         "their ranks compare unlike runs</p>")
         headers = [("rank", "rank", ""), ("model", "model", "text"), ("kind", "kind", "text"),
-                   ("label_space", "label space", "text")]
+                   ("inference", "inference", "text"), ("label_space", "label space", "text")]
         # The ranking metric, its paired differences and the flag first; the other metrics after.
         metric_names = [m for m in metric_names if m == headline] + [m for m in metric_names if m != headline]
         names = dict(zip(metric_names, table_headers(metric_names)))
@@ -365,6 +395,7 @@ def to_html(groups: Sequence[dict[str, Any]], title: str = "segbench results") -
         for row in rows:
             cells = [_td(cell(row.get("rank")), row.get("rank")), _td(_escape(row["model"]), row["model"], "text"),
                      _td(_escape(row["kind"]), row["kind"], "text"),
+                     _td(_escape(cell(row.get("inference"))), row.get("inference"), "text"),
                      _td(_escape(row.get("label_space")), row.get("label_space"), "text")]
             beaten = row.get("beats_floor")
             cells += [_metric_cell(row, m) for m in metric_names[:1]]

@@ -39,13 +39,13 @@ HF_WEIGHTS = ("*.safetensors", "pytorch_model*.bin", "*.pth")
 def checkpoint_kind(path: Path) -> str:
     """The adapter for a --checkpoint path: a folder with config.json is a Hugging Face model,
     another folder or an archive (.zip, .tar, .tar.gz) holds prediction masks, a .ts/.torchscript
-    file is TorchScript, else a .pt. A folder of model weights without config.json is refused
-    rather than taken for a folder of masks."""
+    file is TorchScript, a .onnx file ONNX, else a .pt. A folder of model weights without
+    config.json is refused rather than taken for a folder of masks."""
     if is_archive(path):
         return "predictions"
     if path.is_dir():
         if (path / "config.json").is_file():
-            return "hf-segformer"
+            return "hf"
         weights = sorted(p.name for pattern in HF_WEIGHTS for p in path.glob(pattern))
         if weights:
             raise SegbenchError(
@@ -55,6 +55,8 @@ def checkpoint_kind(path: Path) -> str:
         return "predictions"
     if path.suffix in (".ts", ".torchscript"):
         return "torchscript"
+    if path.suffix == ".onnx":
+        return "onnx"
     return "checkpoint"
 
 
@@ -68,11 +70,22 @@ def positive_int(text: str) -> int:
     return value
 
 
+def inference_block(args: argparse.Namespace) -> dict[str, Any]:
+    """The model's `inference:` config block from the mode options (checked by ModelSpec)."""
+    block: dict[str, Any] = {"mode": args.inference_mode}
+    for key, value in (("crop", args.crop), ("stride", args.window_stride), ("scales", args.scales)):
+        if value is not None:
+            block[key] = value
+    if args.flip:
+        block["flip"] = True
+    return block
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="benchmark.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--data", type=Path, required=True, help="dataset folder")
     p.add_argument("--checkpoint", type=Path, required=True, help=".pt, TorchScript, Hugging Face folder or masks folder")
-    p.add_argument("--checkpoint-kind", choices=["checkpoint", "torchscript", "hf-segformer", "predictions"])
+    p.add_argument("--checkpoint-kind", choices=["checkpoint", "torchscript", "onnx", "hf", "hf-segformer", "predictions"])
     p.add_argument("--label-space", help="the checkpoint's label space (default: as the checkpoint declares)")
     p.add_argument("--baseline", action="append", default=[], help="baseline name from the config (repeatable)")
     p.add_argument("--split", default=None, help="split to evaluate (default: the benchmark's, 'test')")
@@ -81,6 +94,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--benchmark", default="painting-vision")
     p.add_argument("--config", type=Path, default=Path("config/config.yaml"), help="where baselines are defined")
     p.add_argument("--inference-size", type=positive_int, help="long side at inference (default: the benchmark's)")
+    p.add_argument("--inference-mode", choices=["whole", "slide", "multi-scale"], default="whole")
+    p.add_argument("--crop", type=positive_int, nargs=2, metavar=("H", "W"), help="slide: window size")
+    p.add_argument("--window-stride", type=positive_int, nargs=2, metavar=("H", "W"), help="slide: step between windows")
+    p.add_argument("--scales", type=float, nargs="+", help="multi-scale: factors of the inference size")
+    p.add_argument("--flip", action="store_true", help="multi-scale: also the mirror image, left/right classes swapped")
     p.add_argument("--batch-size", type=positive_int, default=4)
     p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     p.add_argument("--work-dir", type=Path, default=Path("build/benchmark"), help="predictions, counts and audit reports")
@@ -106,7 +124,12 @@ def run(args: argparse.Namespace) -> None:
     config = load_config(args.config) if args.baseline else None
     baselines = [steps.ModelSpec.from_config(config, name) for name in args.baseline] if config else []
     kind = args.checkpoint_kind or checkpoint_kind(args.checkpoint)
-    model = steps.ModelSpec(args.checkpoint.stem, kind, args.checkpoint, args.label_space, "model", args.inference_size)
+    block = inference_block(args)
+    model = steps.ModelSpec.from_entry(args.checkpoint.stem, {
+        "kind": kind, "path": str(args.checkpoint), "label_space": args.label_space,
+        "inference_size": args.inference_size,
+        **({} if kind == "predictions" and block == {"mode": "whole"} else {"inference": block}),
+    })
     work = args.work_dir / benchmark.name / split
 
     with timed("dataset identity"):
