@@ -214,3 +214,29 @@ def test_bad_mode_fields_are_named(block, message):
     with pytest.raises(SegbenchError) as info:
         ModelSpec.from_entry("m", entry)
     assert str(info.value) == message
+
+
+def record(name: str, miou: float, inference: dict | None) -> dict:
+    return {
+        "benchmark": "painting-vision", "benchmark_version": "1.0", "taxonomy_version": "1.0",
+        "dataset_id": "pv1:" + "0" * 64, "split": "test", "checkpoint_sha256": "1" * 64,
+        "shared_metrics": {"mIoU": miou}, "model": {"name": name, "kind": "checkpoint", "label_space": "pv"},
+        "inference_size": 640, "inference": inference, "frames": 4, "pixels_evaluated": 10,
+        "floor": {"metric": "shared_metrics.mIoU", "value": 0.1, "beaten": True}, "tool": {"name": "segbench"},
+    }
+
+
+def test_leaderboard_shows_the_mode_and_marks_groups_that_mix_modes():
+    from segbench import leaderboard
+
+    whole = InferenceMode().record(640)
+    slide = InferenceMode("slide", crop=(512, 512), stride=(341, 341)).record(640)
+    same = leaderboard.build([record("a", 0.5, whole), record("b", 0.6, whole)], [])
+    mixed = leaderboard.build([record("a", 0.5, whole), record("b", 0.6, slide)], [])
+    assert [row["inference"] for row in mixed[0]["rows"]] == ["slide 640 crop 512x512 stride 341x341", "whole 640"]
+    assert "shared_metrics.inference" not in mixed[0]["rows"][0]
+    assert "different inference modes" not in leaderboard.to_markdown(same)
+    assert "rows use different inference modes" in leaderboard.to_markdown(mixed)
+    assert "rows use different inference modes" in leaderboard.to_html(mixed)
+    ms = InferenceMode("multi-scale", scales=(0.5, 1.0), flip=True).record(512)
+    assert leaderboard.inference_text(ms) == "multi-scale 512 x[0.5, 1.0] +flip"
