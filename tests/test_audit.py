@@ -280,7 +280,7 @@ def test_empty_dataset(tmp_path, benchmark):
     data = make_dataset(tmp_path, [])
     report = audit_dataset(data, benchmark)
     assert codes(report) == [("empty-dataset", "error")]
-    assert report.findings[0].message == f"{data / 'frames.csv'} lists no frames"
+    assert report.findings[0].message == f"{data}: frames.csv lists no frames"
 
 
 # ---------------------------------------------------------------- warnings

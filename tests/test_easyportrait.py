@@ -3,11 +3,9 @@ beside the reference's NaN-skipping mean, and the FP-8 / PS-2 reductions of the 
 
 from __future__ import annotations
 
-import zlib
-from pathlib import Path
-
 import numpy as np
 import pytest
+from ep_fixtures import FACE, make_ep, write_files
 from PIL import Image
 
 from segbench.audit import audit_dataset
@@ -19,42 +17,11 @@ from segbench.errors import SegbenchError
 from segbench.evaluation import evaluate
 
 HEADER = "image_name,user_id,height,width,set,brightness"
-FACE = np.array(  # 6 x 6, every class once at least
-    [
-        [0, 0, 1, 1, 0, 0],
-        [0, 1, 2, 2, 1, 0],
-        [1, 3, 2, 2, 4, 1],
-        [1, 5, 2, 2, 6, 1],
-        [1, 2, 7, 8, 2, 1],
-        [1, 1, 1, 1, 1, 1],
-    ],
-    dtype=np.uint8,
-)
 
 
 @pytest.fixture(scope="module")
 def benchmark():
     return load_benchmark("easyportrait")
-
-
-def make_ep(tmp_path: Path, rows, masks=None, header=HEADER) -> Path:
-    """rows: (image_name, user_id, set); images are noise, masks FACE unless `masks` gives one."""
-    data = tmp_path / "ep"
-    lines = [header]
-    for name, user, split in rows:
-        stem = name.removesuffix(".jpg")
-        mask = (masks or {}).get(stem, FACE)
-        rng = np.random.default_rng(zlib.crc32(stem.encode()))
-        for folder, array, ext in (("images", rng.integers(0, 256, (*mask.shape, 3), dtype=np.uint8), "jpg"),
-                                   ("annotations", mask, "png")):
-            path = data / folder / split / f"{stem}.{ext}"
-            path.parent.mkdir(parents=True, exist_ok=True)
-            Image.fromarray(array).save(path)
-        values = {"image_name": name, "user_id": user, "height": mask.shape[0], "width": mask.shape[1], "set": split,
-                  "brightness": "0.5"}
-        lines.append(",".join(str(values[c]) for c in header.split(",")))
-    (data / "meta.csv").write_text("\n".join(lines) + "\n")
-    return data
 
 
 CLEAN = [("a1", "u1", "train"), ("a2", "u1", "train"), ("b1", "u2", "val"), ("c1", "u3", "test"), ("d1", "u4", "test")]
@@ -80,8 +47,8 @@ def test_reader_accepts_any_column_order_extra_columns_and_a_jpg_suffix(tmp_path
 @pytest.mark.parametrize(
     "text, message",
     [
-        ("image_name,user_id,set\n", "line 1: header is 'image_name,user_id,set', expected the columns "
-                                     "image_name,user_id,height,width,set,brightness (missing: height,width,brightness)"),
+        ("image_name,user_id,height\n", "line 1: header is 'image_name,user_id,height', expected the 2.0 columns "
+                                        "image_name,user_id,height,width,set,brightness (missing: set)"),
         (f"{HEADER}\nx,,6,6,test,1\n", "line 2: user_id is empty (frame 'x')"),
         (f"{HEADER}\nx,u,6,6,dev,1\n", "line 2: set 'dev' is not one of ['train', 'val', 'test'] (frame 'x')"),
         (f"{HEADER}\nx,u,6,6,test,1\nx.jpg,v,6,6,val,1\n", "line 3: duplicate image_name 'x' (first listed at line 2)"),
@@ -98,9 +65,13 @@ def test_meta_errors_name_file_and_line(tmp_path, benchmark, text, message):
 
 
 def test_missing_meta(tmp_path, benchmark):
-    (tmp_path / "ep").mkdir()
-    with pytest.raises(SegbenchError, match=r"meta\.csv: file not found \(every EasyPortrait dataset needs meta\.csv\)"):
+    write_files(tmp_path / "ep", "test", "c1")
+    with pytest.raises(SegbenchError) as exc:
         read_dataset(benchmark, tmp_path / "ep")
+    assert str(exc.value) == (
+        f"{tmp_path / 'ep'}: no meta file; expected one of annotations/meta.zip, annotations/meta.csv, meta.zip, "
+        "meta.csv (every EasyPortrait dataset needs the meta file that lists its frames)"
+    )
 
 
 def test_clean_dataset_passes_the_audit(tmp_path, benchmark):
@@ -133,8 +104,8 @@ def test_unlisted_files(tmp_path, benchmark):
     (data / "images" / "extra").mkdir()
     report = audit_dataset(data, benchmark, ["test"])
     assert [f.message for f in report.errors] == [
-        "annotations/test/zz.png: file not listed in meta.csv",
-        "images/extra: folder not listed in meta.csv",
+        "annotations/test/zz.png: file not listed in the meta file",
+        "images/extra: folder not listed in the meta file",
     ]
 
 

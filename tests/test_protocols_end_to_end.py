@@ -52,11 +52,7 @@ def test_audit_failure_stops_the_one_shot(tmp_path, capsys):
     rows = easyportrait.build_dataset(data)
     train_user = next(r["user_id"] for r in rows if r["set"] == "train")
     moved = next(r["image_name"] for r in rows if r["set"] == "test")
-    meta = data / "meta.csv"
-    meta.write_text("\n".join(
-        line if not line.startswith(moved) else line.replace(line.split(",")[1], train_user)
-        for line in meta.read_text().splitlines()
-    ) + "\n")
+    easyportrait.write_meta(data, [{**r, "user_id": train_user} if r["image_name"] == moved else r for r in rows])
     checkpoint = tmp_path / "model.pt"
     benchmark = load_benchmark("easyportrait")
     save_checkpoint(checkpoint, build("tiny-segnet", {"widths": [4, 8, 8]}, 9), "tiny-segnet", {"widths": [4, 8, 8]},

@@ -263,7 +263,7 @@ def test_read_manifest_missing_and_not_json(tmp_path):
         (lambda m: m["frames"][0].update(split=3), "frames/0: field 'split' must be a non-empty string, got 3"),
         (
             lambda m: m["frames"][2]["label"].update(sha256="XYZ"),
-            "frames/2: field 'label/sha256' must be 64 lowercase hex digits, got 'XYZ'",
+            "frames/2: field 'label/sha256' must be 64 lowercase hex digits or null, got 'XYZ'",
         ),
         (
             lambda m: m["frames"][2].update(image="images/c1.png"),

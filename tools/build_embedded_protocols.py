@@ -8,7 +8,7 @@ each one's exact on-disk format, its manifest, and a small model trained on its 
                                        from the JSONs (segbench.idd.masks) and their record
     data-idd_manifest.json             its manifest (dataset_id idd:...)
     artifacts/idd-best.pt              tiny-segnet, 26 level-3 classes (idd-level3)
-    data-easyportrait/                 EasyPortrait format: images/, annotations/, meta.csv
+    data-easyportrait/                 EasyPortrait 1.0 layout: images/, annotations/, annotations/meta.zip
     data-easyportrait_manifest.json    its manifest (dataset_id ep:...)
     artifacts/easyportrait-best.pt     tiny-segnet, 9 classes (easyportrait-9)
 
@@ -18,6 +18,8 @@ Then pin the bytes (see docs/embedded-default.md):
 
 Everything is seeded and runs on the CPU with two threads (about two minutes), so a rebuild with
 the pinned versions gives the same files; the pinned bytes are what results are computed from.
+`--data-only` rebuilds the datasets and manifests and keeps the models: for a change of layout
+that leaves every image and mask as it was (the dataset_id says whether it did).
 The models are trained as they are evaluated: frames resized to the benchmark's inference size;
 tiny-segnet accepts any input size, as EasyPortrait's unpadded inference needs.
 """
@@ -33,7 +35,7 @@ from pathlib import Path
 
 import torch
 
-from segbench.datasets import read_dataset, select_split
+from segbench.datasets import dataset_layout, read_dataset, select_split
 from segbench.definitions import load_benchmark
 from segbench.models.architectures import architecture, build
 from segbench.models.checkpoint import save_checkpoint
@@ -66,7 +68,7 @@ PROTOCOLS = (
 )
 
 
-def build_protocol(protocol: Protocol, root: Path, steps: int | None) -> None:
+def build_protocol(protocol: Protocol, root: Path, steps: int | None, train_model: bool = True) -> None:
     benchmark = load_benchmark(protocol.benchmark)
     data = root / protocol.data
     if data.exists():
@@ -74,9 +76,12 @@ def build_protocol(protocol: Protocol, root: Path, steps: int | None) -> None:
     print(f"{benchmark.name}: dataset -> {data}")
     protocol.build_dataset(data)
     frames = read_dataset(benchmark, data)
-    manifest = build_manifest(data, frames, id_prefix=benchmark.id_prefix, group_key=benchmark.group_key)
+    manifest = build_manifest(data, frames, id_prefix=benchmark.id_prefix, group_key=benchmark.group_key,
+                              layout=dataset_layout(benchmark, data))
     write_manifest(root / protocol.manifest, manifest)
     print(f"  {len(frames)} frames, dataset_id {manifest['dataset_id']}")
+    if not train_model:
+        return
     space = benchmark.ground_truth
     torch.manual_seed(0)
     model = build(ARCHITECTURE, ARGUMENTS, num_classes=space.size)
@@ -94,12 +99,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--root", type=Path, default=Path("."), help="where the paths above are written")
     parser.add_argument("--only", choices=[p.benchmark for p in PROTOCOLS], help="build one protocol")
     parser.add_argument("--steps", type=int, help="training steps (default: each protocol's)")
+    parser.add_argument("--data-only", action="store_true", help="build the datasets and manifests, keep the models")
     args = parser.parse_args(argv)
     torch.set_num_threads(2)
     torch.use_deterministic_algorithms(True)
     for protocol in PROTOCOLS:
         if args.only in (None, protocol.benchmark):
-            build_protocol(protocol, args.root, args.steps)
+            build_protocol(protocol, args.root, args.steps, train_model=not args.data_only)
     return 0
 
 

@@ -14,6 +14,11 @@ out of date with its polygons).
 Warnings (reported, not fatal): near-duplicate frames across splits (8x8 average hash, Hamming
 distance <= NEAR_DUPLICATE_BITS) and classes of the ground-truth space absent from a split.
 
+A copy without images by design (its layout says "images": "absent": IDD's gtFine/ alone, enough
+to score predictions) is audited from its labels: the report says, as a warning, which checks
+that leaves out (IMAGE_CHECKS). The frames of an unlabelled split (IDD20K's public test split)
+have their images checked, not their labels; evaluating such a split is an error.
+
 Every image and label is decoded exactly once.
 """
 
@@ -30,7 +35,7 @@ import numpy as np
 from PIL import Image
 
 from . import maskio
-from .datasets import dataset_format
+from .datasets import benchmark_format
 from .datasets.base import Frame
 from .datasets.format import DatasetFormat
 from .definitions import Benchmark
@@ -51,6 +56,8 @@ CODES = (
     "empty-split",
     "group-crosses-splits",
     "image-bytes-across-splits",
+    "unlabelled-split",
+    "meta-contradicts-folders",
     "missing-image",
     "two-images",
     "missing-label",
@@ -62,6 +69,13 @@ CODES = (
     "near-duplicate",
     "classes-absent",
     "label-provenance",
+    "images-absent",
+)
+# What needs the images, so is not checked on a copy without them.
+IMAGE_CHECKS = (
+    "a missing, unreadable or second image",
+    "a label's size against its image's",
+    "identical or near-identical images across splits",
 )
 
 
@@ -196,10 +210,11 @@ def group_noun(benchmark: Benchmark) -> str:
 
 
 class _Auditor:
-    def __init__(self, data_dir: Path, benchmark: Benchmark, reader: DatasetFormat) -> None:
+    def __init__(self, data_dir: Path, benchmark: Benchmark, reader: DatasetFormat, images: bool) -> None:
         self.data_dir = data_dir
         self.benchmark = benchmark
         self.reader = reader
+        self.images = images  # False: the copy has no images by design
         self.noun = group_noun(benchmark)
         self.allowed = np.zeros(RAW_VALUES, dtype=bool)
         self.allowed[benchmark.ground_truth.allowed_values()] = True
@@ -225,24 +240,26 @@ class _Auditor:
     def frame_files(self, frame: Frame) -> _Seen:
         seen = _Seen()
         who = f"frame '{frame.frame_id}' ({self.noun} '{frame.group_id}', split {frame.split})"
-        candidates = self.reader.image_candidates(self.data_dir, frame)
-        images = [p for p in candidates if p.is_file()]
-        if not images:
-            self.add(
-                "missing-image",
-                ERROR,
-                f"{who}: no image ({self.alternatives(candidates)})",
-                [frame.frame_id],
-                [frame.group_id],
-            )
-        elif len(images) > 1:
-            self.add(
-                "two-images",
-                ERROR,
-                f"{who}: two images ({', '.join(self.rel(p) for p in images)}); keep one",
-                [frame.frame_id],
-                [frame.group_id],
-            )
+        images: list[Path] = []
+        if self.images:
+            candidates = self.reader.image_candidates(self.data_dir, frame)
+            images = [p for p in candidates if p.is_file()]
+            if not images:
+                self.add(
+                    "missing-image",
+                    ERROR,
+                    f"{who}: no image ({self.alternatives(candidates)})",
+                    [frame.frame_id],
+                    [frame.group_id],
+                )
+            elif len(images) > 1:
+                self.add(
+                    "two-images",
+                    ERROR,
+                    f"{who}: two images ({', '.join(self.rel(p) for p in images)}); keep one",
+                    [frame.frame_id],
+                    [frame.group_id],
+                )
         if images:
             try:
                 image = maskio.open_image(frame.image)
@@ -252,6 +269,8 @@ class _Auditor:
             else:
                 seen.image_size = image.size
                 seen.image_hash = average_hash(image)
+        if not frame.labelled:
+            return seen
         if not frame.label.is_file():
             self.add(
                 "missing-label", ERROR, f"{who}: no label ({self.rel(frame.label)})", [frame.frame_id], [frame.group_id]
@@ -400,21 +419,33 @@ def audit_dataset(
     is a finding in the returned report.
     """
     data_dir = Path(data_dir)
-    try:
-        reader = dataset_format(benchmark.dataset_format)
-    except SegbenchError as exc:
-        raise SegbenchError(f"benchmark '{benchmark.name}': {exc}") from None
+    reader = benchmark_format(benchmark)
     for split in evaluated_splits:
         benchmark.check_split(split)
     if frames is None:
         frames = reader.read_frames(data_dir, benchmark.splits)
-    auditor = _Auditor(data_dir, benchmark, reader)
+    images = reader.layout(data_dir).get("images") != "absent"
+    auditor = _Auditor(data_dir, benchmark, reader, images)
     if not frames:
-        auditor.add("empty-dataset", ERROR, f"{data_dir / reader.listing} lists no frames")
+        auditor.add("empty-dataset", ERROR, f"{data_dir}: {reader.listing} lists no frames")
     else:
         for split in evaluated_splits:
-            if not any(f.split == split for f in frames):
+            members = [f for f in frames if f.split == split]
+            if not members:
                 auditor.add("empty-split", ERROR, f"the evaluated split '{split}' has no frames")
+            elif not all(f.labelled for f in members):
+                auditor.add(
+                    "unlabelled-split",
+                    ERROR,
+                    f"the evaluated split '{split}' has no labels: its frames can be inferred and exported, not evaluated",
+                )
+    if not images:
+        auditor.add(
+            "images-absent",
+            WARNING,
+            f"this copy has no images: audited from its labels alone; not checked without images: "
+            f"{'; '.join(IMAGE_CHECKS)}. Images are needed for inference only",
+        )
     seen = {f.frame_id: auditor.frame_files(f) for f in frames}
     for path in reader.list_unlisted_files(data_dir, frames):
         kind = "folder" if path.is_dir() else "file"

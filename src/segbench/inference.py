@@ -99,7 +99,8 @@ def padded_size(height: int, width: int, stride: int, square: bool = False) -> t
 def frame_geometry(frame: Frame, inference_size: int, stride: int, square: bool = False) -> Geometry:
     """Sizes of one frame; `stride` 1 means no padding; `square` pads both sides to the long one."""
     width, height = image_size(frame.image)
-    target_width, target_height = image_size(frame.label)
+    # The ground truth's size; an unlabelled frame (to be exported) keeps its image's.
+    target_width, target_height = image_size(frame.label) if frame.labelled else (width, height)
     resized = resized_size(height, width, inference_size)
     return Geometry((height, width), resized, padded_size(*resized, stride, square), (target_height, target_width))
 

@@ -12,6 +12,12 @@ The dataset_id is "<prefix>:" + the SHA-256 (hex) of the canonical serialisation
 list: sorted by frame_id, JSON with sorted keys, separators "," and ":", no ASCII escaping,
 encoded as UTF-8. Every changed byte, moved or renamed file, changed split or changed group
 therefore changes the id.
+
+A sha256 is null for a file the copy does not have by design: the label of a frame of an
+unlabelled split (Frame.labelled false), every image of a copy whose format's layout says
+"images": "absent" (IDD's gtFine/ alone). An optional "layout" object of strings records how the
+copy is laid out (e.g. {"meta": "annotations/meta.zip", "meta_version": "1.0"}); it is checked by
+verification but is not part of the dataset_id, which the frames alone determine.
 """
 
 from __future__ import annotations
@@ -34,6 +40,8 @@ MANIFEST_VERSION = 1
 BLOCK = 1 << 20  # 1 MiB
 _FILE_KEYS = {"path", "sha256"}
 _TOP_KEYS = {"format", "version", "dataset_id", "frames"}
+_OPTIONAL_TOP_KEYS = {"layout"}
+IMAGES_ABSENT = ("images", "absent")  # the layout entry of a copy without images
 
 
 def canonical_json(value: Any) -> bytes:
@@ -142,29 +150,47 @@ def _sha_or_none(path: Path) -> str | None:
     return sha256_file(path) if Path(path).is_file() else None
 
 
-def build_manifest(data_dir: Path, frames: Sequence[Frame], id_prefix: str = "pv1", group_key: str = "wall_id") -> dict:
-    """The manifest of `frames` as they are on disk now; every missing file is named in one error."""
+def _absent_by_design(frame: Frame, layout: Mapping[str, str]) -> tuple[bool, bool]:
+    """(image, label): whether the copy has no such file by design (see the module's docstring)."""
+    return layout.get(IMAGES_ABSENT[0]) == IMAGES_ABSENT[1], not frame.labelled
+
+
+def build_manifest(
+    data_dir: Path,
+    frames: Sequence[Frame],
+    id_prefix: str = "pv1",
+    group_key: str = "wall_id",
+    layout: Mapping[str, str] | None = None,
+) -> dict:
+    """The manifest of `frames` as they are on disk now; every missing file is named in one error.
+
+    `layout` is the format's (DatasetFormat.layout); it says which files may be absent.
+    """
     data_dir = Path(data_dir)
+    layout = dict(layout or {})
     entries = []
     missing = []
     for frame in sorted(frames, key=lambda f: f.frame_id):
         image_sha, label_sha = _sha_or_none(frame.image), _sha_or_none(frame.label)
         missing += [
             f"{p} (frame {frame.frame_id!r})" + (": a folder, not a file" if Path(p).is_dir() else "")
-            for p, s in ((frame.image, image_sha), (frame.label, label_sha))
-            if s is None
+            for p, s, absent in zip((frame.image, frame.label), (image_sha, label_sha), _absent_by_design(frame, layout))
+            if s is None and not absent
         ]
         entries.append(_entry(frame, data_dir, group_key, image_sha, label_sha))
     if missing:
         raise SegbenchError(
             f"cannot build the data manifest of {data_dir}: {len(missing)} file(s) missing:\n  " + "\n  ".join(missing)
         )
-    return {
+    manifest = {
         "format": MANIFEST_FORMAT,
         "version": MANIFEST_VERSION,
         "dataset_id": dataset_id(entries, id_prefix),
         "frames": entries,
     }
+    if layout:
+        manifest["layout"] = layout
+    return manifest
 
 
 def write_manifest(path: Path, manifest: Mapping[str, Any]) -> None:
@@ -197,9 +223,9 @@ def _check_frame_entry(entry: Any, where: str, group_key: str) -> None:
             )
         if not isinstance(file["path"], str) or not file["path"]:
             raise SegbenchError(f"{where}: field '{key}/path' must be a non-empty string, got {file['path']!r}")
-        if not _is_sha256(file["sha256"]):
+        if file["sha256"] is not None and not _is_sha256(file["sha256"]):
             raise SegbenchError(
-                f"{where}: field '{key}/sha256' must be 64 lowercase hex digits, got {file['sha256']!r}"
+                f"{where}: field '{key}/sha256' must be 64 lowercase hex digits or null, got {file['sha256']!r}"
             )
 
 
@@ -224,8 +250,8 @@ def read_manifest(path: Path, id_prefix: str = "pv1", group_key: str = "wall_id"
         raise SegbenchError(f"{path}: field 'format' is {manifest.get('format')!r}, expected {MANIFEST_FORMAT!r}")
     if manifest.get("version") != MANIFEST_VERSION:
         raise SegbenchError(f"{path}: field 'version' is {manifest.get('version')!r}, expected {MANIFEST_VERSION}")
-    if set(manifest) != _TOP_KEYS:
-        missing, extra = sorted(_TOP_KEYS - set(manifest)), sorted(set(manifest) - _TOP_KEYS)
+    if not _TOP_KEYS <= set(manifest) <= _TOP_KEYS | _OPTIONAL_TOP_KEYS:
+        missing, extra = sorted(_TOP_KEYS - set(manifest)), sorted(set(manifest) - _TOP_KEYS - _OPTIONAL_TOP_KEYS)
         raise SegbenchError(f"{path}: fields missing {missing}, unexpected {extra}")
     stated = manifest["dataset_id"]
     if not isinstance(stated, str) or not stated.startswith(f"{id_prefix}:"):
@@ -233,6 +259,9 @@ def read_manifest(path: Path, id_prefix: str = "pv1", group_key: str = "wall_id"
             f"{path}: field 'dataset_id' is {stated!r}, expected '{id_prefix}:<sha256>': the manifest of another "
             "benchmark (or of none)"
         )
+    layout = manifest.get("layout", {})
+    if not isinstance(layout, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in layout.items()):
+        raise SegbenchError(f"{path}: field 'layout' must be an object of strings, got {layout!r}")
     frames = manifest["frames"]
     if not isinstance(frames, list):
         raise SegbenchError(f"{path}: field 'frames' must be a list")
@@ -262,17 +291,23 @@ def verify_manifest(
     id_prefix: str = "pv1",
     group_key: str = "wall_id",
     manifest_path: Path | None = None,
+    layout: Mapping[str, str] | None = None,
 ) -> str:
     """Check the files on disk against the manifest; return the dataset_id when they match.
 
     On any mismatch raise one SegbenchError that lists every difference: a frame in only one of
     the two, a changed split or group, a file with changed bytes (both SHA-256 prefixes), a
-    missing file, a file at another path.
+    missing file, a file at another path, another layout (`layout`: the format's for the data).
     """
     data_dir = Path(data_dir)
+    layout = dict(layout or {})
     expected = {e["frame_id"]: e for e in manifest["frames"]}
     actual = {f.frame_id: _entry(f, data_dir, group_key, _sha_or_none(f.image), _sha_or_none(f.label)) for f in frames}
     problems: list[str] = []
+    stated_layout = manifest.get("layout", {})
+    for key in sorted(stated_layout.keys() | layout.keys()):
+        if stated_layout.get(key) != layout.get(key):
+            problems.append(f"layout {key} is {layout.get(key)!r}, the manifest says {stated_layout.get(key)!r}")
     for frame_id in sorted(expected.keys() | actual.keys()):
         want, have = expected.get(frame_id), actual.get(frame_id)
         if have is None:
@@ -288,7 +323,7 @@ def verify_manifest(
             w, h = want[key], have[key]
             if w["path"] != h["path"]:
                 problems.append(f"frame {frame_id!r}: {key} is {h['path']}, the manifest says {w['path']}")
-            if h["sha256"] is None:
+            if h["sha256"] is None and w["sha256"] is not None:
                 problems.append(f"{h['path']}: missing (frame {frame_id!r}; manifest sha256 {_short(w['sha256'])})")
             elif w["sha256"] != h["sha256"]:
                 problems.append(

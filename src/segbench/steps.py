@@ -12,7 +12,7 @@ from . import audit as audit_module
 from . import provenance
 from .confusion import FrameCounts
 from .countsio import read_counts, write_counts
-from .datasets import read_dataset, select_split
+from .datasets import dataset_layout, read_dataset, require_labels, select_split
 from .datasets.base import Frame
 from .definitions import Benchmark
 from .errors import SegbenchError
@@ -43,11 +43,15 @@ def shard(frames: Sequence[Frame], shard_size: int, index: int | None) -> list[F
 def dataset_manifest(benchmark: Benchmark, data: Path, manifest: Path | None) -> dict[str, Any]:
     """The manifest of the bytes on disk; with `manifest`, verified against it (refused on mismatch)."""
     frames = read_dataset(benchmark, data)
+    layout = dataset_layout(benchmark, data)
     if manifest is None:
-        return provenance.build_manifest(data, frames, id_prefix=benchmark.id_prefix, group_key=benchmark.group_key)
+        return provenance.build_manifest(
+            data, frames, id_prefix=benchmark.id_prefix, group_key=benchmark.group_key, layout=layout
+        )
     expected = provenance.read_manifest(manifest, id_prefix=benchmark.id_prefix, group_key=benchmark.group_key)
     provenance.verify_manifest(
-        expected, data, frames, id_prefix=benchmark.id_prefix, group_key=benchmark.group_key, manifest_path=manifest
+        expected, data, frames, id_prefix=benchmark.id_prefix, group_key=benchmark.group_key, manifest_path=manifest,
+        layout=layout,
     )
     return expected
 
@@ -109,6 +113,7 @@ def score(
     benchmark: Benchmark, frames: Sequence[Frame], spec: ModelSpec | None, predictions: Path | None, out: Path, split: str
 ) -> FrameCounts:
     """Per-frame counts of the model's masks (or of the floor when spec is None), written to `out`."""
+    require_labels(frames, "scoring")
     if spec is None:
         space: LabelSpace = benchmark.ground_truth
         counts = score_constant(frames, benchmark.floor_class, space, benchmark.evaluation_size)

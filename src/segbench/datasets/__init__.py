@@ -28,13 +28,33 @@ def dataset_format(name: str) -> DatasetFormat:
     return import_module(f".{READERS[name]}", __name__).FORMAT
 
 
-def read_dataset(benchmark: Benchmark, data: Path) -> list[Frame]:
-    """Every frame of the dataset at `data`, sorted by frame id, read by the benchmark's format."""
+def benchmark_format(benchmark: Benchmark) -> DatasetFormat:
     try:
-        reader = dataset_format(benchmark.dataset_format)
+        return dataset_format(benchmark.dataset_format)
     except SegbenchError as exc:
         raise SegbenchError(f"benchmark '{benchmark.name}': {exc}") from None
-    return reader.read_frames(Path(data), benchmark.splits)
+
+
+def read_dataset(benchmark: Benchmark, data: Path) -> list[Frame]:
+    """Every frame of the dataset at `data`, sorted by frame id, read by the benchmark's format."""
+    return benchmark_format(benchmark).read_frames(Path(data), benchmark.splits)
+
+
+def dataset_layout(benchmark: Benchmark, data: Path) -> dict[str, str]:
+    """How the copy at `data` is laid out, as its manifest records it (DatasetFormat.layout)."""
+    return benchmark_format(benchmark).layout(Path(data))
+
+
+def require_labels(frames: Sequence[Frame], what: str) -> None:
+    """Refuse frames of an unlabelled split for `what` (scoring, an evaluated audit)."""
+    unlabelled = [f for f in frames if not f.labelled]
+    if unlabelled:
+        splits = sorted({f.split for f in unlabelled})
+        raise SegbenchError(
+            f"split {', '.join(repr(s) for s in splits)} has no labels ({len(unlabelled)} frame(s), e.g. "
+            f"'{unlabelled[0].frame_id}', no {unlabelled[0].label.name}): its frames can be inferred and exported, "
+            f"not used for {what}"
+        )
 
 
 def select_split(frames: Sequence[Frame], split: str) -> list[Frame]:

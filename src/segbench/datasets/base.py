@@ -10,10 +10,13 @@ class Frame:
     group_id: str  # the independent unit that must not cross splits (wall, drive, user)
     split: str
     image: Path  # absolute or relative to the working directory
-    label: Path
+    label: Path  # for an unlabelled frame, where its label would be (nothing is there)
     # The prediction mask's path inside a predictions folder: the format's naming rule, which
     # inference writes and scoring reads. By default "<frame_id>.png".
     prediction: str = ""
+    # False for a frame of a split that ships without labels (IDD20K's test split): it can be
+    # inferred and exported, never audited for its label or scored.
+    labelled: bool = True
 
     def __post_init__(self) -> None:
         if not self.prediction:

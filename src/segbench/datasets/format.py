@@ -34,6 +34,10 @@ def no_findings(data_dir: Path, frames: Sequence[Frame]) -> list[FormatFinding]:
     return []
 
 
+def no_layout(data_dir: Path) -> dict[str, str]:
+    return {}
+
+
 @dataclass(frozen=True)
 class DatasetFormat:
     name: str
@@ -54,3 +58,6 @@ class DatasetFormat:
     # A frame's prediction mask name inside a predictions folder or upload (Frame.prediction),
     # from its frame_id alone: what an upload is checked against without the data.
     prediction_name: Callable[[str], str] = frame_png
+    # What the manifest records about how this copy is laid out, beside its frames (e.g. which
+    # release's meta file listed them, or that the images are absent); empty for most formats.
+    layout: Callable[[Path], dict[str, str]] = no_layout

@@ -5,13 +5,17 @@
     <data>/leftImg8bit/<split>/<drive>/<img_id>_leftImg8bit.png|.jpg  the image (Part I .png, Part II .jpg)
     <data>/gtFine/labellevel3Ids.segbench.json                        how the masks were made (Pillow version)
 
-A frame is one polygon file: frame_id "<drive>/<img_id>", group_id the drive (drives must not
-cross splits), label the mask beside the JSON. Its prediction is named as in the challenge's
-submission format, "<drive>/<img_id>_gtFine_labellevel3Ids.png". Like the other readers this
-one never opens images or masks: a missing file is a finding of the audit.
+IDD20K Part I and Part II are extracted into one folder (the challenge's instruction), so that
+their gtFine/ and leftImg8bit/ merge; the two may also sit in the one folder that unpacking made
+(segbench.idd.layout). A frame is one polygon file: frame_id "<drive>/<img_id>", group_id the
+drive (drives must not cross splits), label the mask beside the JSON. Its prediction is named as
+in the challenge's submission format, "<drive>/<img_id>_gtFine_labellevel3Ids.png". Like the
+other readers this one never opens images or masks: a missing file is a finding of the audit.
 
-Splits whose gtFine/<split> folder does not exist (the public IDD20K test split has no labels)
-are unannotated: their images are neither frames nor unlisted files.
+Images are needed for inference only: without leftImg8bit/ the frames come from gtFine/ alone
+and can be audited and scored (the layout says "images": "absent"). A benchmark split with
+images but no gtFine/<split> (the public test split) is unlabelled: one frame per image, to be
+inferred and exported, never scored.
 """
 
 from __future__ import annotations
@@ -20,20 +24,20 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..errors import SegbenchError
+from ..idd.layout import GT_DIR, IMAGES_DIR, dataset_root
 from ..idd.masks import MASK_SUFFIX, POLYGONS_GLOB, POLYGONS_SUFFIX, RECORD, mask_path, polygons_path, read_record
 from ..provenance import sha256_file
 from .base import Frame
 from .format import DatasetFormat, FormatFinding
 
-GT_DIR = "gtFine"
-IMAGES_DIR = "leftImg8bit"
 IMAGE_SUFFIX = "_leftImg8bit"
 IMAGE_EXTENSIONS = (".png", ".jpg")  # the first is the default when neither file exists
 GT_FILE_INFIX = "_gtFine_"  # any <img_id>_gtFine_* file belongs to its frame (other id types, colours)
+IMAGES_ABSENT = {"images": "absent"}
 
 
-def _image_candidates(data_dir: Path, split: str, drive: str, img_id: str) -> list[Path]:
-    folder = Path(data_dir) / IMAGES_DIR / split / drive
+def _image_candidates(root: Path, split: str, drive: str, img_id: str) -> list[Path]:
+    folder = root / IMAGES_DIR / split / drive
     return [folder / f"{img_id}{IMAGE_SUFFIX}{ext}" for ext in IMAGE_EXTENSIONS]
 
 
@@ -43,66 +47,89 @@ def _parts(frame: Frame) -> tuple[str, str]:
 
 
 def frame_image_candidates(data_dir: Path, frame: Frame) -> list[Path]:
-    return _image_candidates(data_dir, frame.split, *_parts(frame))
+    return _image_candidates(dataset_root(data_dir), frame.split, *_parts(frame))
+
+
+def _frame(root: Path, split: str, drive: str, img_id: str, labelled: bool) -> Frame:
+    candidates = _image_candidates(root, split, drive, img_id)
+    return Frame(
+        frame_id=f"{drive}/{img_id}",
+        group_id=drive,
+        split=split,
+        image=next((p for p in candidates if p.is_file()), candidates[0]),
+        label=root / GT_DIR / split / drive / f"{img_id}{MASK_SUFFIX}",
+        prediction=prediction_name(f"{drive}/{img_id}"),
+        labelled=labelled,
+    )
+
+
+def _listed(root: Path, split: str) -> list[tuple[Path, str, str, bool]]:
+    """(source file, drive, img_id, labelled) of a split: its polygon files, else its images."""
+    if (root / GT_DIR / split).is_dir():
+        return [(p, p.parent.name, p.name.removesuffix(POLYGONS_SUFFIX), True)
+                for p in sorted((root / GT_DIR / split).glob(f"*/*{POLYGONS_SUFFIX}"))]
+    return [(p, p.parent.name, p.name.removesuffix(p.suffix).removesuffix(IMAGE_SUFFIX), False)
+            for ext in IMAGE_EXTENSIONS
+            for p in sorted((root / IMAGES_DIR / split).glob(f"*/*{IMAGE_SUFFIX}{ext}"))]
 
 
 def read_frames(data_dir: Path, splits: Sequence[str]) -> list[Frame]:
-    """Every polygon file under gtFine/<split>/<drive>/ for the benchmark's splits, sorted by frame_id."""
-    data_dir = Path(data_dir)
-    if not data_dir.is_dir():
-        raise SegbenchError(f"{data_dir}: data folder not found")
-    if not (data_dir / GT_DIR).is_dir():
-        raise SegbenchError(f"{data_dir / GT_DIR}: not found (an IDD dataset holds {POLYGONS_GLOB})")
+    """Every polygon file under gtFine/<split>/<drive>/ for the benchmark's splits (every image of
+    an unlabelled split), sorted by frame_id."""
+    root = dataset_root(data_dir)
+    if not (root / GT_DIR).is_dir():
+        raise SegbenchError(f"{root / GT_DIR}: not found (an IDD dataset holds {POLYGONS_GLOB})")
     frames: dict[str, Frame] = {}
     for split in splits:
-        for polygons in sorted((data_dir / GT_DIR / split).glob(f"*/*{POLYGONS_SUFFIX}")):
-            drive, img_id = polygons.parent.name, polygons.name.removesuffix(POLYGONS_SUFFIX)
-            frame_id = f"{drive}/{img_id}"
-            if frame_id in frames:
+        for source, drive, img_id, labelled in _listed(root, split):
+            frame = _frame(root, split, drive, img_id, labelled)
+            if frame.frame_id in frames:
+                first = frames[frame.frame_id]
+                if first.split == split:
+                    continue  # an unlabelled frame with a .png and a .jpg: the audit reports the two images
                 raise SegbenchError(
-                    f"{polygons}: frame {frame_id} is also {polygons_path(frames[frame_id].label)}: "
-                    f"drive '{drive}' is in splits '{frames[frame_id].split}' and '{split}' with the same image id"
+                    f"{source}: frame {frame.frame_id} is also {polygons_path(first.label) if first.labelled else first.image}: "
+                    f"drive '{drive}' is in splits '{first.split}' and '{split}' with the same image id"
                 )
-            candidates = _image_candidates(data_dir, split, drive, img_id)
-            frames[frame_id] = Frame(
-                frame_id=frame_id,
-                group_id=drive,
-                split=split,
-                image=next((p for p in candidates if p.is_file()), candidates[0]),
-                label=mask_path(polygons),
-                prediction=prediction_name(frame_id),
-            )
+            frames[frame.frame_id] = frame
     return [frames[k] for k in sorted(frames)]
+
+
+def layout(data_dir: Path) -> dict[str, str]:
+    """{"images": "absent"} for a copy of gtFine/ alone (it can be scored, not inferred)."""
+    return {} if (dataset_root(data_dir) / IMAGES_DIR).is_dir() else dict(IMAGES_ABSENT)
 
 
 def list_unlisted_files(data_dir: Path, frames: Sequence[Frame]) -> list[Path]:
     """Entries of gtFine/ and leftImg8bit/ that belong to no frame, sorted.
 
     A frame owns its image candidates and every <img_id>_gtFine_* file beside its polygons (other
-    id types, colour renderings). Anything else in an annotated split (a stray image, a drive
-    without annotations, a split folder of gtFine/ without frames) is reported.
+    id types, colour renderings). Anything else in a split of the frames (a stray image, a drive
+    without annotations, a split folder of gtFine/ without frames) is reported; images of a split
+    that is neither annotated nor the benchmark's are left alone.
     """
-    data_dir = Path(data_dir)
+    base = dataset_root(data_dir)
     splits = {f.split for f in frames}
-    owned: set[Path] = {data_dir / RECORD}
+    owned: set[Path] = {base / RECORD}
     gt_files: dict[Path, set[str]] = {}  # drive folder of gtFine/ -> the file-name prefixes its frames own
     image_drives: set[Path] = set()
     for frame in frames:
         drive, img_id = _parts(frame)
-        candidates = frame_image_candidates(data_dir, frame)
+        candidates = _image_candidates(base, frame.split, drive, img_id)
         owned.update(candidates)
         image_drives.add(candidates[0].parent)
-        gt_files.setdefault(data_dir / GT_DIR / frame.split / drive, set()).add(f"{img_id}{GT_FILE_INFIX}")
+        if frame.labelled:
+            gt_files.setdefault(base / GT_DIR / frame.split / drive, set()).add(f"{img_id}{GT_FILE_INFIX}")
     unlisted: list[Path] = []
-    for root, drives in ((GT_DIR, set(gt_files)), (IMAGES_DIR, image_drives)):
-        top = data_dir / root
+    for top_name, drives in ((GT_DIR, set(gt_files)), (IMAGES_DIR, image_drives)):
+        top = base / top_name
         if not top.is_dir():
             continue
         for split_dir in top.iterdir():
             if split_dir in owned:
                 continue
             if split_dir.name not in splits or not split_dir.is_dir():
-                unannotated = root == IMAGES_DIR and not (data_dir / GT_DIR / split_dir.name).exists()
+                unannotated = top_name == IMAGES_DIR and not (base / GT_DIR / split_dir.name).exists()
                 if not unannotated:
                     unlisted.append(split_dir)
                 continue
@@ -120,15 +147,21 @@ def list_unlisted_files(data_dir: Path, frames: Sequence[Frame]) -> list[Path]:
 
 
 def index_files(data_dir: Path, labels: Sequence[Path]) -> list[Path]:
-    """The polygon files the masks are drawn from."""
-    return [polygons_path(Path(label)) for label in labels]
+    """The polygon files the masks are drawn from (none for a frame of an unlabelled split).
+
+    Before `dvc pull` there is no dataset to tell the splits apart: every label's polygons then.
+    """
+    polygons = [polygons_path(Path(label)) for label in labels]
+    if not Path(data_dir).is_dir():
+        return polygons
+    return [p for p in polygons if p.parent.parent.is_dir()]
 
 
 def mask_provenance(data_dir: Path, frames: Sequence[Frame]) -> list[FormatFinding]:
     """Masks must be those drawn from the polygons on disk, as recorded when they were drawn."""
-    data_dir = Path(data_dir)
+    base = dataset_root(data_dir)
     try:
-        record = read_record(data_dir)
+        record = read_record(base)
     except SegbenchError as exc:
         return [FormatFinding("label-provenance", "error", str(exc))]
     if record is None:
@@ -144,8 +177,8 @@ def mask_provenance(data_dir: Path, frames: Sequence[Frame]) -> list[FormatFindi
     for frame in frames:
         polygons = polygons_path(frame.label)
         if not frame.label.is_file() or not polygons.is_file():
-            continue  # the common checks report a missing mask
-        key = frame.label.relative_to(data_dir / GT_DIR).as_posix()
+            continue  # an unlabelled frame, or a missing mask that the common checks report
+        key = frame.label.relative_to(base / GT_DIR).as_posix()
         entry = record["masks"].get(key)
         problem = None
         if entry is None:
@@ -182,4 +215,5 @@ FORMAT = DatasetFormat(
     index_files=index_files,
     extra_findings=mask_provenance,
     prediction_name=prediction_name,
+    layout=layout,
 )

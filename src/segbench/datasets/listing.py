@@ -42,16 +42,20 @@ def unsafe_stem_reason(frame_id: str) -> str | None:
     return None
 
 
-def read_rows(path: Path, needed_by: str) -> list[tuple[int, list[str]]]:
-    """(line number, fields) for every non-blank row, the header first."""
+def read_text(path: Path, needed_by: str) -> str:
+    """The listing file's text (UTF-8, a byte-order mark dropped)."""
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        return path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise SegbenchError(f"{path}: file not found ({needed_by})") from None
     except UnicodeDecodeError as exc:
         raise SegbenchError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except OSError as exc:
         raise SegbenchError(f"{path}: cannot read: {exc.strerror}") from None
+
+
+def parse_rows(text: str, source: str) -> list[tuple[int, list[str]]]:
+    """(line number, fields) for every non-blank row, the header first; `source` names the file."""
     reader = csv.reader(text.splitlines(keepends=True), strict=True)
     rows: list[tuple[int, list[str]]] = []
     try:
@@ -59,7 +63,7 @@ def read_rows(path: Path, needed_by: str) -> list[tuple[int, list[str]]]:
             if fields:  # a blank line carries nothing
                 rows.append((reader.line_num, fields))
     except csv.Error as exc:
-        raise SegbenchError(f"{path}: line {reader.line_num}: malformed CSV ({exc})") from None
+        raise SegbenchError(f"{source}: line {reader.line_num}: malformed CSV ({exc})") from None
     return rows
 
 
@@ -69,32 +73,44 @@ def read_listing(
     splits: Sequence[str],
     needed_by: str,
     check_header: Callable[[tuple[str, ...]], str | None],
-    frame_id_of: Callable[[str], str] = lambda value: value,
 ) -> list[ListedFrame]:
-    """The frames a listing names, in file order.
+    """The frames the CSV file at `path` names, in file order (see listed_frames)."""
+    return listed_frames(str(path), parse_rows(read_text(path, needed_by), str(path)), columns, splits, check_header)
+
+
+def listed_frames(
+    source: str,
+    rows: list[tuple[int, list[str]]],
+    columns: Columns,
+    splits: Sequence[str],
+    check_header: Callable[[tuple[str, ...]], str | None],
+    frame_id_of: Callable[[str], str] = lambda value: value,
+    split_of: Callable[[dict[str, str]], str] | None = None,
+) -> list[ListedFrame]:
+    """The frames the parsed rows of a listing name, in file order.
 
     `check_header` says what is wrong with a header (None when it is fine); `frame_id_of` turns
-    the frame-id column's value into the frame id. Raises SegbenchError naming the file and line
-    for a wrong header, a wrong number of columns, an empty, unsafe or duplicate frame id, an
-    empty group or split, a value with surrounding white space, or a split not in `splits`.
+    the frame-id column's value into the frame id; `split_of`, when given, derives the split from
+    a row's values by column name (raising ValueError saying what is wrong) instead of reading
+    `columns.split`. Raises SegbenchError naming `source` and the line for a wrong header, a wrong
+    number of columns, an empty, unsafe or duplicate frame id, an empty group or split, a value
+    with surrounding white space, or a split not in `splits`.
     """
-    rows = read_rows(path, needed_by)
     if not rows:
-        raise SegbenchError(f"{path}: empty file; expected the header {check_header(())}")
+        raise SegbenchError(f"{source}: empty file; expected the header {check_header(())}")
     line, header = rows[0]
     problem = check_header(tuple(header))
     if problem:
-        raise SegbenchError(f"{path}: line {line}: header is '{','.join(header)}', expected {problem}")
-    position = {name: header.index(name) for name in (columns.frame_id, columns.group, columns.split)}
+        raise SegbenchError(f"{source}: line {line}: header is '{','.join(header)}', expected {problem}")
     allowed = list(splits)
     first_line: dict[str, int] = {}
     listed: list[ListedFrame] = []
     for line, fields in rows[1:]:
-        where = f"{path}: line {line}"
+        where = f"{source}: line {line}"
         if len(fields) != len(header):
             raise SegbenchError(f"{where}: {len(fields)} columns, expected {len(header)} ({','.join(header)})")
-        frame_id = frame_id_of(fields[position[columns.frame_id]])
-        group, split = fields[position[columns.group]], fields[position[columns.split]]
+        values = dict(zip(header, fields))
+        frame_id = frame_id_of(values[columns.frame_id])
         reason = unsafe_stem_reason(frame_id)
         if reason == "is empty":
             raise SegbenchError(f"{where}: {columns.frame_id} is empty")
@@ -104,6 +120,14 @@ def read_listing(
             raise SegbenchError(
                 f"{where}: duplicate {columns.frame_id} {frame_id!r} (first listed at line {first_line[frame_id]})"
             )
+        if split_of is None:
+            split = values[columns.split]
+        else:
+            try:
+                split = split_of(values)
+            except ValueError as exc:
+                raise SegbenchError(f"{where}: {exc} (frame {frame_id!r})") from None
+        group = values[columns.group]
         for name, value in ((columns.group, group), (columns.split, split)):
             if not value:
                 raise SegbenchError(f"{where}: {name} is empty (frame {frame_id!r})")

@@ -36,6 +36,7 @@ from ..maskio import write_mask
 from ..fileio import atomic_write_text
 from ..provenance import sha256_file
 from ..scoring import workers
+from .layout import dataset_root
 from .table import LabelTable, load_table
 
 POLYGONS_SUFFIX = "_gtFine_polygons.json"
@@ -118,14 +119,13 @@ def mask_of(path: Path, table: LabelTable | None = None) -> np.ndarray:
 
 
 def write_masks(data_dir: Path) -> dict[str, Any]:
-    """Draw every gtFine/*/*/*_gtFine_polygons.json of `data_dir` next to it, and write the record.
+    """Draw every gtFine/*/*/*_gtFine_polygons.json of `data_dir` (or of the one folder unpacking
+    made in it) next to it, and write the record.
 
     The first unknown label or malformed file stops the run (no mask is left half-written, and
     the record is written only when every mask is). Returns the record.
     """
-    data_dir = Path(data_dir)
-    if not data_dir.is_dir():
-        raise SegbenchError(f"{data_dir}: data folder not found")
+    data_dir = dataset_root(data_dir)
     sources = sorted(data_dir.glob(POLYGONS_GLOB))
     if not sources:
         raise SegbenchError(f"{data_dir}: no {POLYGONS_GLOB} to draw")
@@ -175,7 +175,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SegbenchError as exc:
         print(f"segbench: error: {exc}", file=sys.stderr)
         return 1
-    print(f"{len(record['masks'])} level-3 masks written with Pillow {record['pillow']}; record: {args.data / RECORD}")
+    print(f"{len(record['masks'])} level-3 masks written with Pillow {record['pillow']}; record: {dataset_root(args.data) / RECORD}")
     return 0
 
 

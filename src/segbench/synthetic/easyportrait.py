@@ -1,9 +1,12 @@
-"""A procedural, offline generator of a small dataset in the EasyPortrait on-disk format.
+"""A procedural, offline generator of a small dataset in the EasyPortrait on-disk format, laid
+out as either release ships.
 
-    <out>/images/<split>/<image_name>.jpg        RGB portrait (JPEG)
-    <out>/annotations/<split>/<image_name>.png   'L' mask: 0 background, 1 person, 2 skin,
-                                                 3/4 left/right brow, 5/6 left/right eye, 7 lips, 8 teeth
-    <out>/meta.csv                               image_name,user_id,height,width,set,brightness
+    <out>/images/<split>/<name>.jpg          RGB portrait (JPEG)
+    <out>/annotations/<split>/<name>.png     'L' mask: 0 background, 1 person, 2 skin,
+                                             3/4 left/right brow, 5/6 left/right eye, 7 lips, 8 teeth
+    <out>/annotations/meta.zip               1.0 (the default): meta.csv with
+                                             attachment_id,user_id,data_hash,width,height,brightness,train,test,valid
+    <out>/meta.zip                           2.0: meta.csv with image_name,user_id,height,width,set,brightness
 
 Each user is one drawn person (skin tone, hair, clothes, backdrop) photographed a few times with
 another pose, scale and framing; users are split, never images. As in the real masks, person
@@ -15,7 +18,9 @@ The scene is lit from the image's left. Every random draw comes from a numpy Gen
 from __future__ import annotations
 
 import colorsys
+import hashlib
 import math
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,7 +34,14 @@ SIZES = ((960, 1280), (1280, 960))  # (width, height): portrait and landscape, a
 USERS = ((0, "train"), (1, "train"), (2, "train"), (3, "train"), (4, "train"), (5, "val"), (6, "test"), (7, "test"))
 FRAMES_PER_USER = 2
 JPEG_OPTIONS = {"quality": 88, "subsampling": 2, "optimize": False}
-META_HEADER = "image_name,user_id,height,width,set,brightness"
+# Each release's meta file: where the zip goes, its columns, and a frame's value in each column.
+META = {
+    "1.0": (Path("annotations/meta.zip"),
+            ("attachment_id", "user_id", "data_hash", "width", "height", "brightness", "train", "test", "valid")),
+    "2.0": (Path("meta.zip"), ("image_name", "user_id", "height", "width", "set", "brightness")),
+}
+SPLIT_FLAGS = {"train": "train", "test": "test", "valid": "val"}  # 1.0's boolean columns
+ZIP_DATE = (1980, 1, 1, 0, 0, 0)  # a fixed member date: the same zip bytes on every rebuild
 BACKGROUND, PERSON, SKIN, LEFT_BROW, RIGHT_BROW, LEFT_EYE, RIGHT_EYE, LIPS, TEETH = range(9)
 ELLIPSE_CORNERS = 36
 
@@ -132,11 +144,33 @@ def draw_portrait(rng: np.random.Generator, look: Look, width: int, height: int)
     return Image.fromarray(rendered), mask
 
 
-def build_dataset(out_dir: Path, seed: int = 0) -> list[dict]:
-    """Write the dataset; return the meta.csv rows as dicts.
+def _meta_value(row: dict, column: str) -> str:
+    if column in SPLIT_FLAGS:
+        return str(row["set"] == SPLIT_FLAGS[column])  # pandas writes booleans as True / False
+    return str(row[{"attachment_id": "image_name"}.get(column, column)])
+
+
+def write_meta(out_dir: Path, rows: list[dict], version: str = "1.0") -> Path:
+    """The release's meta.zip (one member, meta.csv) listing `rows`; returns its path."""
+    relative, columns = META[version]
+    lines = [",".join(columns)] + [",".join(_meta_value(row, c) for c in columns) for row in rows]
+    member = zipfile.ZipInfo("meta.csv", date_time=ZIP_DATE)
+    member.compress_type = zipfile.ZIP_DEFLATED
+    path = Path(out_dir) / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr(member, "\n".join(lines) + "\n")
+    return path
+
+
+def build_dataset(out_dir: Path, seed: int = 0, version: str = "1.0") -> list[dict]:
+    """Write the dataset with the meta file of release `version`; return its frames' rows as dicts
+    (image_name, user_id, height, width, set, brightness, data_hash), sorted by image_name.
 
     `out_dir` must be absent or empty, so that no stale frame outlives a rebuild.
     """
+    if version not in META:
+        raise ValueError(f"EasyPortrait release {version!r}: expected one of {sorted(META)}")
     out_dir = empty_output_folder(out_dir)
     rows = []
     for user, split in USERS:
@@ -155,8 +189,8 @@ def build_dataset(out_dir: Path, seed: int = 0) -> list[dict]:
                 picture.save(path, **options)
             brightness = float(np.asarray(image.convert("L"), dtype=np.float64).mean())
             rows.append({"image_name": name, "user_id": user_id, "height": height, "width": width, "set": split,
-                         "brightness": f"{brightness:.2f}"})
+                         "brightness": f"{brightness:.2f}",
+                         "data_hash": hashlib.sha256((out_dir / "images" / split / f"{name}.jpg").read_bytes()).hexdigest()[:16]})
     rows.sort(key=lambda row: row["image_name"])
-    lines = [META_HEADER] + [",".join(str(row[c]) for c in META_HEADER.split(",")) for row in rows]
-    (out_dir / "meta.csv").write_text("\n".join(lines) + "\n", encoding="utf-8", newline="\n")
+    write_meta(out_dir, rows, version)
     return rows
