@@ -54,6 +54,13 @@ def test_jpeg_images_of_part_two(tmp_path, benchmark):
 
 def test_no_gtfine_is_an_error(tmp_path, benchmark):
     (tmp_path / "idd").mkdir()
+    with pytest.raises(SegbenchError) as exc:
+        read_dataset(benchmark, tmp_path / "idd")
+    assert str(exc.value) == (
+        f"{tmp_path / 'idd'}: no gtFine or leftImg8bit here or in a sub-folder; expected gtFine/<split>/<drive>/"
+        "<img_id>_gtFine_polygons.json and leftImg8bit/<split>/<drive>/<img_id>_leftImg8bit.* of both parts in one folder"
+    )
+    write_image(tmp_path / "idd", "test", "1", "000001")  # images alone: nothing lists frames
     with pytest.raises(SegbenchError, match=r"idd/gtFine: not found \(an IDD dataset holds gtFine/\*/\*/\*_gtFine_polygons.json\)"):
         read_dataset(benchmark, tmp_path / "idd")
 
