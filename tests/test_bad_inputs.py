@@ -736,3 +736,27 @@ def test_valid_predictions_pass_as_folder_or_archive(form, world, tmp_path, caps
     assert record["shared_metrics"]["mIoU"] == 1.0  # the masks are the labels themselves
     if form != "folder":
         assert record["checkpoint_sha256"] == sha256_file(source)
+
+
+def test_read_only_folder_for_the_records(world, tmp_path, monkeypatch, capsys):
+    """--emit-submission into a read-only folder (EROFS on writing and on cleaning up): one error
+    naming the record, no record written."""
+    import errno
+
+    real_write, real_unlink = Path.write_text, Path.unlink
+
+    def read_only(call):
+        def refuse_in_out(self, *args, **kwargs):
+            if tmp_path / "out" in self.parents:
+                raise OSError(errno.EROFS, "Read-only file system", str(self))
+            return call(self, *args, **kwargs)
+
+        return refuse_in_out
+
+    monkeypatch.setattr(Path, "write_text", read_only(real_write))
+    monkeypatch.setattr(Path, "unlink", read_only(real_unlink))
+    run = oneshot_run(tmp_path, world.pt, world=world)
+    assert oneshot.main(run.argv) == 1
+    err = capsys.readouterr().err
+    assert "submission.json.partial: cannot write: Read-only file system; none of" in err and "Traceback" not in err
+    assert not (tmp_path / "out" / "submission.json").exists()
