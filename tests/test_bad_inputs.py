@@ -607,6 +607,12 @@ def targz_bomb(w: World, tmp: Path) -> Path:
 archive_case("tar-gz-bomb", targz_bomb, "zz.png")
 
 
+@case("archive-upload-for-another-dataset")
+def _(w: World, tmp: Path) -> Run:
+    path = zip_of(tmp / "upload.zip", {**pred_members(w), "dataset_id.txt": b"pv1:" + b"1" * 64})
+    return predictions_run(tmp, w, path, "upload.zip: made for dataset pv1:1111")
+
+
 # --- the CLI's own inputs ----------------------------------------------------------------------
 
 

@@ -137,7 +137,7 @@ def run(args: argparse.Namespace) -> None:
     print(f"dataset_id: {manifest['dataset_id']}" + (" (verified against the manifest)" if args.dataset_manifest else ""))
     frames = steps.frames_of_split(benchmark, args.data, split)
     for spec in [model, *baselines]:  # refused before anything is written; before hashing, which covers only checked files
-        steps.check_predictions(spec, frames)
+        steps.check_predictions(spec, frames, manifest["dataset_id"])
     identities = {spec.name: steps.model_identity(spec, benchmark) for spec in [model, *baselines]}
     with timed("audit"):
         report = steps.run_audit(benchmark, args.data, [split], work / "audit.json", work / "audit.txt")

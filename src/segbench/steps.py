@@ -18,7 +18,7 @@ from .definitions import Benchmark
 from .errors import SegbenchError
 from .evaluation import evaluate
 from .labels import LabelSpace
-from .intake import open_predictions
+from .intake import UPLOAD_META, ArchivePredictions, open_predictions
 from .scoring import score_constant, score_predictions
 from .spec import ModelSpec, shard_count  # defined there so that plan.py need not import this module
 from .fileio import atomic_write_text
@@ -127,10 +127,15 @@ def score(
     return counts
 
 
-def check_predictions(spec: ModelSpec, frames: Sequence[Frame]) -> None:
-    """For a predictions folder or archive: exactly one plain mask file per evaluated frame."""
-    if spec.kind == "predictions":
-        open_predictions(spec.path, frames, exact=True).close()
+def check_predictions(spec: ModelSpec, frames: Sequence[Frame], dataset_id: str | None = None) -> None:
+    """For a predictions folder or archive: exactly one plain mask file per evaluated frame; an
+    upload that states the dataset_id it was made for (uploads.UPLOAD_META) must state this one."""
+    if spec.kind != "predictions":
+        return
+    with open_predictions(spec.path, frames, exact=True) as masks:
+        stated = masks.metadata() if isinstance(masks, ArchivePredictions) else None
+    if dataset_id is not None and stated is not None and stated != dataset_id:
+        raise SegbenchError(f"{spec.path}: made for dataset {stated} ({UPLOAD_META}), but the data is {dataset_id}")
 
 
 def counts_space(benchmark: Benchmark, meta: dict[str, Any]) -> LabelSpace:
