@@ -34,15 +34,19 @@ window.addEventListener('error', function (e) { window.__errors.push('error: ' +
 CLICK_PROBE = """<script>
 (function () {
   function order(table) {
-    return Array.prototype.map.call(table.tBodies[0].rows, function (r) { return r.getAttribute('data-model'); });
+    return Array.prototype.map.call(table.tBodies[0].rows, function (r) {
+      return r.getAttribute('data-model') || r.getAttribute('data-row');
+    });
   }
   var result = {errors: window.__errors, tables: []};
-  document.querySelectorAll('table.leaderboard').forEach(function (table) {
+  document.querySelectorAll(SELECTOR).forEach(function (table) {
     var headers = Array.prototype.map.call(table.tHead.rows[0].cells, function (h) {
       return h.getAttribute('data-column');
     });
+    var details = table.closest('details');
     var entry = {benchmark: table.getAttribute('data-benchmark'), split: table.getAttribute('data-split'),
-                 headers: headers, initial: order(table), clicks: {}};
+                 report: table.getAttribute('data-report'), metric: table.getAttribute('data-metric'),
+                 collapsed: details !== null && !details.open, headers: headers, initial: order(table), clicks: {}};
     COLUMNS.forEach(function (column) {
       var index = headers.indexOf(column);
       if (index < 0) { return; }
@@ -67,13 +71,15 @@ def chromium() -> str | None:
     return shutil.which("chromium") or shutil.which("chromium-browser")
 
 
-def probe(page: Path, columns: list[str], work: Path) -> tuple[dict, str]:
-    """Load a probed copy of `page` from disk; (what the probes found, chromium's stderr)."""
+def probe(page: Path, columns: list[str], work: Path, selector: str = "table.leaderboard") -> tuple[dict, str]:
+    """Load a probed copy of `page` from disk, click the `columns` of every table `selector`
+    matches; (what the probes found, chromium's stderr)."""
     assert chromium() is not None, "chromium is not installed: apt-get install -y chromium"
     text = page.read_text()
     assert "<head>" in text and "</body>" in text
     probed = text.replace("<head>", "<head>\n" + ERRORS_PROBE, 1)
-    probed = probed.replace("</body>", CLICK_PROBE.replace("COLUMNS", json.dumps(columns)) + "\n</body>", 1)
+    click = CLICK_PROBE.replace("COLUMNS", json.dumps(columns)).replace("SELECTOR", json.dumps(selector))
+    probed = probed.replace("</body>", click + "\n</body>", 1)
     copy = work / "probed.html"
     copy.write_text(probed)
     profile = work / "profile"

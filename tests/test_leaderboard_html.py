@@ -41,11 +41,23 @@ def uncertainty(name: str, miou: float, benchmark: str = "bench-a", baseline: st
                             "floor": comparison("floor", miou - 0.1) if name != "floor" else None}}
 
 
-def groups() -> list[dict]:
+def metrics_doc(name: str, miou: float, acc: float, benchmark: str = "bench-a") -> dict:
+    """A model's metrics.json: the record's fields and more (a secondary measure, a per-class one)."""
+    return {"benchmark": benchmark, "split": "test", "model": name,
+            "results": {"main": {"mIoU": miou, "acc": acc, "dice": {"road": miou / 2, "sky": None}},
+                        "second": {"aAcc": acc}}}
+
+
+def groups(with_results: bool = True) -> list[dict]:
     records = [record("alpha", 0.7, 0.9, True), record("base", 0.6, 0.8, True), record("gamma", 0.05, 0.4, False),
                record("other", 0.3, 0.6, True, benchmark="bench-b", dataset_id="y1:def")]
     floors = [floor(0.1), floor(0.2, benchmark="bench-b", dataset_id="y1:def")]
     built = leaderboard.build(records, floors)
+    if with_results:
+        built = leaderboard.attach_results(built, [
+            metrics_doc("alpha", 0.7, 0.9), metrics_doc("base", 0.6, 0.8), metrics_doc("gamma", 0.05, 0.4),
+            {**metrics_doc("floor", 0.1, 0.5), "results": {"main": {"mIoU": 0.1, "acc": 0.5, "dice": {"road": 0.0}}}},
+            metrics_doc("other", 0.3, 0.6, benchmark="bench-b")])
     docs = [uncertainty("alpha", 0.7), uncertainty("base", 0.6), uncertainty("gamma", 0.05),
             uncertainty("floor", 0.1), uncertainty("other", 0.3, benchmark="bench-b", baseline=None)]
     return leaderboard.attach_intervals(built, docs)
@@ -61,17 +73,91 @@ def test_intervals_go_beside_the_fields():
     assert alpha["uncertainty"]["resamples"] == 100
     base = next(r for r in board[0]["rows"] if r["model"] == "base")
     assert base["vs_baseline.difference"] is None  # the baseline is not compared with itself
-    table = list(csv.DictReader(io.StringIO(leaderboard.to_csv(leaderboard.flat_groups(board)))))
-    assert "uncertainty" not in table[0] and "main.mIoU.ci_low" in table[0]
+    table = list(csv.DictReader(io.StringIO(leaderboard.to_csv(board))))
+    assert "uncertainty" not in table[0] and "results" not in table[0] and "main.mIoU.ci_low" in table[0]
     json.dumps({"groups": board})  # the JSON results hold the full bootstrap beside each row
-    markdown = leaderboard.to_markdown_with_intervals(board)
-    assert "0.7000 [0.6000, 0.8000]" in markdown and "Δ vs baseline" in markdown
+
+
+def test_results_add_every_metric_and_leave_the_dvc_metrics_alone():
+    records_only = groups(with_results=False)
+    board = groups()
+    alpha = next(r for r in board[0]["rows"] if r["model"] == "alpha")
+    assert alpha["main.dice.road"] == 0.35 and alpha["second.aAcc"] == 0.9 and alpha["main.dice.sky"] is None
+    assert "main.dice.road" not in next(r for r in records_only[0]["rows"] if r["model"] == "alpha")
+    header = leaderboard.to_csv(board).splitlines()[0].split(",")
+    assert all(c.count(".") >= 1 for c in header if c.startswith(("main", "second")))  # report.metric[.class]
+    assert "main.dice.road" in header and "road" not in header
+
+
+def test_compact_table_reads_in_100_columns():
+    markdown = leaderboard.to_markdown(groups())
+    assert "0.700 [0.600, 0.800]" in markdown and "Δ baseline" in markdown and "beats floor" in markdown
+    lines = markdown.splitlines()
+    assert max(len(line) for line in lines) <= 100
+    alpha = next(line for line in lines if line.startswith("alpha"))
+    assert alpha.split() == ["alpha", "checkpoint", "0.700", "[0.600,", "0.800]", "+0.100*", "+0.600*", "yes"]
+    gamma = next(line for line in lines if line.startswith("gamma"))
+    assert gamma.split()[-3:] == ["-0.550*", "-0.050", "NO"]  # -0.05 ± 0.05 includes 0: no star
+    assert "main.acc" not in markdown and "dice" not in markdown  # everything else: results/tables
+    header = next(line for line in lines if line.startswith("model"))
+    assert header.split()[:3] == ["model", "kind", "main.mIoU"]  # no record has an inference block: no mode
+
+
+def test_compact_table_shows_the_inference_mode_when_present():
+    records = [{**record("easyportrait-best", 0.5, 0.5, True), "inference": {"mode": "multi-scale", "size": 512, "scales": [0.5, 1.0], "flip": True},
+                "model": {"name": "easyportrait-best", "kind": "hf-segformer", "label_space": "s"}},
+               record("b", 0.4, 0.5, True)]
+    board = leaderboard.attach_intervals(leaderboard.build(records, [floor(0.1)]),
+                                         [uncertainty("easyportrait-best", 0.5), uncertainty("b", 0.4)])
+    table = leaderboard.compact_table(board[0])
+    header, _, first, second, last = table.splitlines()
+    assert header.split()[:3] == ["model", "kind", "mode"]
+    assert first.split()[:3] == ["easyportrait-best", "hf-segformer", "multi-scale"]
+    assert second.split()[:3] == ["b", "checkpoint", "—"] and last.split()[:3] == ["floor", "floor", "—"]
+    assert max(len(line) for line in table.splitlines()) <= 100
+    assert board[0]["rows"][0]["inference_mode"] == "multi-scale" and "inference.mode" not in board[0]["rows"][0]
+    markdown = leaderboard.to_markdown(board)  # b has no inference block: a group mixing modes is marked
+    assert "**rows use different inference modes (column `inference`): their ranks compare unlike runs**" in markdown
+    assert max(len(line) for line in markdown.splitlines()) <= 100
+
+
+def test_long_format_has_one_row_per_value():
+    rows = list(csv.DictReader(io.StringIO(leaderboard.to_long_csv(groups()))))
+    assert list(rows[0]) == ["benchmark", "split", "model", "report", "metric", "class", "value", "low", "high"]
+    alpha = [r for r in rows if r["model"] == "alpha"]
+    assert alpha == [
+        {"benchmark": "bench-a", "split": "test", "model": "alpha", "report": "main", "metric": "mIoU", "class": "",
+         "value": "0.7", "low": "0.6", "high": str(0.7 + 0.1)},
+        {"benchmark": "bench-a", "split": "test", "model": "alpha", "report": "main", "metric": "acc", "class": "",
+         "value": "0.9", "low": "0.8", "high": "0.95"},
+        {"benchmark": "bench-a", "split": "test", "model": "alpha", "report": "main", "metric": "dice",
+         "class": "road", "value": "0.35", "low": "", "high": ""},
+        {"benchmark": "bench-a", "split": "test", "model": "alpha", "report": "main", "metric": "dice",
+         "class": "sky", "value": "", "low": "", "high": ""},
+        {"benchmark": "bench-a", "split": "test", "model": "alpha", "report": "second", "metric": "aAcc",
+         "class": "", "value": "0.9", "low": "", "high": ""},
+    ]
+    # bench-a: three models of 5 values, its floor 3 (its document has no `second`, no sky);
+    # bench-b: one model, and a floor without a metrics document (the spec fields only): 2.
+    assert len(rows) == 3 * 5 + 3 + 5 + 2
+
+
+def test_report_tables_name_report_metric_and_class():
+    tables = leaderboard.report_tables(groups())
+    assert sorted(tables) == ["bench-a/test/main.md", "bench-a/test/second.md", "bench-b/test/main.md",
+                              "bench-b/test/second.md"]
+    main = tables["bench-a/test/main.md"]
+    assert "| model | kind | main.mIoU | main.acc |" in main
+    assert "### `main.dice` by class" in main and "| class | alpha | base | gamma | floor |" in main
+    assert "| road | 0.350 | 0.300 | 0.025 | 0.000 |" in main and "| sky | — | — | — | — |" in main
 
 
 def test_page_is_self_contained():
     page = leaderboard.to_html(groups())
     assert "http://" not in page and "https://" not in page and "src=" not in page and "<link" not in page
     assert page.count('<table class="leaderboard"') == 2
+    assert page.count("<details") == 4 and " open" not in page  # one per report and group, collapsed
+    assert page.count('<table class="detail"') == 4 + 2  # each report's scalars; main's dice by class, twice
 
 
 @pytest.mark.skipif(chromium() is None and not os.environ.get("SEGBENCH_REQUIRE_CHROMIUM"),
@@ -93,3 +179,22 @@ def test_page_in_a_headless_browser(tmp_path):
     assert descending["order"] == ["alpha", "base", "floor", "gamma"]
     ascending, descending = first["clicks"]["vs_floor"]
     assert ascending["order"][:3] == ["gamma", "base", "alpha"] and ascending["order"][-1] == "floor"  # empty last
+
+
+@pytest.mark.skipif(chromium() is None and not os.environ.get("SEGBENCH_REQUIRE_CHROMIUM"),
+                    reason="needs Debian's chromium (apt-get install chromium)")
+def test_collapsed_tables_sort_in_a_headless_browser(tmp_path):
+    page = tmp_path / "leaderboard.html"
+    page.write_text(leaderboard.to_html(groups()))
+    found, stderr = probe(page, ["main.acc", "gamma"], tmp_path, selector="table.detail")
+    assert found["errors"] == [] and console_errors(stderr) == []
+    tables = {(t["benchmark"], t["report"], t["metric"]): t for t in found["tables"]}
+    assert all(t["collapsed"] for t in found["tables"])
+    scalars = tables[("bench-a", "main", "")]
+    assert scalars["initial"] == ["alpha", "base", "gamma", "floor"]
+    ascending, descending = scalars["clicks"]["main.acc"]
+    assert ascending["order"] == ["gamma", "floor", "base", "alpha"] and descending["order"] == ["alpha", "base", "floor", "gamma"]
+    by_class = tables[("bench-a", "main", "dice")]
+    assert by_class["initial"] == ["road", "sky"]
+    ascending, _ = by_class["clicks"]["gamma"]
+    assert ascending["order"] == ["road", "sky"]  # sky is undefined: empty values sort last

@@ -10,6 +10,7 @@ from . import __version__, leaderboard, pinning, provenance, steps
 from .config import load_config
 from .definitions import load_benchmark
 from .errors import AuditFailed, SegbenchError
+from .fileio import atomic_write_texts
 
 DEFAULT_CONFIG = Path("config/config.yaml")
 
@@ -131,18 +132,16 @@ def read_records(paths: list[Path]) -> list[dict]:
     return records
 
 
-def read_floors(paths: list[Path]) -> list[dict]:
-    """The floors' metrics documents, restricted like a record to the spec fields."""
+def spec_fields(document: dict) -> dict:
+    """A metrics document restricted, like a record, to the spec fields its benchmark selects."""
     from .evaluation import record_results
 
-    floors = [steps.read_json(p) for p in paths]
-    return [{**f, "results": record_results(load_benchmark(f["benchmark"]), f["results"])} for f in floors]
+    return {**document, "results": record_results(load_benchmark(document["benchmark"]), document["results"])}
 
 
 def cmd_leaderboard(args: argparse.Namespace) -> None:
     records = read_records(args.submissions)
-    floors = read_floors(args.floors)
-    groups = leaderboard.build(records, floors)
+    groups = leaderboard.build(records, [spec_fields(steps.read_json(p)) for p in args.floors])
     steps.write_text(args.out.with_suffix(".csv"), leaderboard.to_csv(groups))
     steps.write_text(args.out.with_suffix(".md"), leaderboard.to_markdown(groups))
     steps.write_json(args.out.with_suffix(".json"), {"groups": groups})
@@ -152,18 +151,23 @@ def cmd_leaderboard(args: argparse.Namespace) -> None:
 
 
 def cmd_results(args: argparse.Namespace) -> None:
+    """The records' table (metrics.json for `dvc metrics` from the spec fields only), then every
+    metric of the models' and floors' metrics documents, the intervals, the per-report tables."""
     records = read_records(args.submissions)
-    floors = read_floors(args.floors)
-    groups = leaderboard.build(records, floors)
+    floors = [steps.read_json(p) for p in args.floors]
+    groups = leaderboard.build(records, [spec_fields(f) for f in floors])
     if args.metrics_out:
         steps.write_json(args.metrics_out, leaderboard.headline_metrics(groups))
+    groups = leaderboard.attach_results(groups, [steps.read_json(p) for p in args.metrics] + floors)
     groups = leaderboard.attach_intervals(groups, [steps.read_json(p) for p in args.uncertainty])
-    flat = leaderboard.flat_groups(groups)
-    steps.write_text(args.out.with_suffix(".csv"), leaderboard.to_csv(flat))
-    steps.write_text(args.out.with_suffix(".md"), leaderboard.to_markdown_with_intervals(groups))
+    steps.write_text(args.out.with_suffix(".csv"), leaderboard.to_csv(groups))
+    tables = args.tables or args.out.parent / "tables"
+    steps.write_text(args.out.with_suffix(".md"), leaderboard.to_markdown(groups, str(tables)))
     steps.write_json(args.out.with_suffix(".json"), {"groups": groups})
     steps.write_text(args.out.with_suffix(".html"), leaderboard.to_html(groups))
-    print(leaderboard.to_markdown_with_intervals(groups))
+    texts = {tables / name: text for name, text in leaderboard.report_tables(groups).items()}
+    atomic_write_texts({**texts, tables / "long.csv": leaderboard.to_long_csv(groups)})
+    print(leaderboard.to_markdown(groups, str(tables)))
 
 
 # --- uncertainty, plots, overlays (from stored counts; nothing is re-scored) -------------------
@@ -460,11 +464,14 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--metrics-out", type=Path, help="small headline-metrics JSON for `dvc metrics`")
     p.set_defaults(run=cmd_leaderboard)
 
-    p = sub.add_parser("results", help="the leaderboard with bootstrap intervals: STEM.{csv,md,json,html}")
+    p = sub.add_parser("results", help="the leaderboard with bootstrap intervals: STEM.{csv,md,json,html}, tables/")
     p.add_argument("--submissions", type=Path, nargs="+", required=True)
     p.add_argument("--floors", type=Path, nargs="+", required=True, help="the floor's metrics.json per split")
+    p.add_argument("--metrics", type=Path, nargs="*", default=[],
+                   help="the models' metrics.json: every metric of every report, beside the records' spec fields")
     p.add_argument("--uncertainty", type=Path, nargs="*", default=[], help="uncertainty.json of models and floors")
     p.add_argument("--out", type=Path, required=True, help="stem: writes STEM.csv, .md, .json and .html")
+    p.add_argument("--tables", type=Path, help="folder of the per-report tables and long.csv (default: beside STEM)")
     p.add_argument("--metrics-out", type=Path, help="small headline-metrics JSON for `dvc metrics`")
     p.set_defaults(run=cmd_results)
 

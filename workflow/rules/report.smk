@@ -1,5 +1,6 @@
 # The results table over every (benchmark, model, split), grouped by comparability triple, with
-# the bootstrap intervals beside the spec's fields; also as a static, sortable HTML page.
+# the bootstrap intervals beside the spec's fields; also as a static, sortable HTML page, and every
+# metric per report and per class in results/tables (long.csv: one row per value).
 
 
 rule leaderboard:
@@ -10,6 +11,7 @@ rule leaderboard:
         floors=sorted(
             {f"{R}/{b}/{s}/floor/metrics.json" for b, s, _ in PLAN.evaluations()}
         ),
+        metrics=[f"{R}/{b}/{s}/{m}/metrics.json" for b, s, m in PLAN.evaluations()],
         uncertainty=uncertainty_files(),
         code=CODE_REPORT,
     output:
@@ -23,6 +25,7 @@ rule leaderboard:
             labels={"table": "leaderboard"},
         ),
         metrics=config["metrics_file"],
+        tables=directory(f"{R}/tables"),
     log:
         f"{LOGS}/leaderboard.log",
     conda:
@@ -33,6 +36,7 @@ rule leaderboard:
         stem=lambda w, output: Path(output.csv).with_suffix(""),
     shell:
         cli(
-            "results --submissions {input.submissions} --floors {input.floors} "
-            "--uncertainty {input.uncertainty} --out {params.stem} --metrics-out {output.metrics}"
+            "results --submissions {input.submissions} --floors {input.floors} --metrics {input.metrics} "
+            "--uncertainty {input.uncertainty} --out {params.stem} --metrics-out {output.metrics} "
+            "--tables {output.tables}"
         )
