@@ -766,3 +766,37 @@ def test_read_only_folder_for_the_records(world, tmp_path, monkeypatch, capsys):
     err = capsys.readouterr().err
     assert "submission.json.partial: cannot write: Read-only file system; none of" in err and "Traceback" not in err
     assert not (tmp_path / "out" / "submission.json").exists()
+
+
+def baseline_config(w: World, tmp: Path) -> Path:
+    config = tmp / "config.yaml"
+    config.write_text(GOOD_CONFIG.replace("models:\n", f"models:\n  tinyb:\n    kind: checkpoint\n    path: {w.pt}\n"
+                                          "    label_space: painting-vision-10\n", 1))
+    return config
+
+
+def test_records_are_written_all_or_none(world, tmp_path, capsys):
+    """The baseline's record cannot be written (its path is a folder): the checkpoint's is not
+    written either, and the error says so."""
+    (tmp_path / "out" / "submission.tinyb.json").mkdir(parents=True)
+    earlier = tmp_path / "out" / "submission.json"
+    earlier.write_text("{}")  # a record of an earlier run, replaced first: it must come back
+    run = oneshot_run(tmp_path, world.pt, "--baseline", "tinyb", "--config", str(baseline_config(world, tmp_path)),
+                      world=world)
+    assert oneshot.main(run.argv) == 1
+    err = capsys.readouterr().err
+    assert "submission.tinyb.json" in err and "none of" in err and "Traceback" not in err
+    assert f"records of an earlier run left unchanged: {earlier}" in err
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["submission.json", "submission.tinyb.json"]
+    assert earlier.read_text() == "{}"
+
+
+def test_a_failed_rerun_says_which_earlier_records_it_left(world, tmp_path, capsys):
+    (tmp_path / "out").mkdir()
+    earlier = tmp_path / "out" / "submission.json"
+    earlier.write_text("{}")
+    run = oneshot_run(tmp_path, tmp_path / "absent.pt", world=world)
+    assert oneshot.main(run.argv) == 1
+    err = capsys.readouterr().err
+    assert f"records of an earlier run left unchanged: {earlier}" in err
+    assert earlier.read_text() == "{}"

@@ -45,16 +45,37 @@ def atomic_write_text(path: Path, text: str) -> None:
 
 def atomic_write_texts(texts: Mapping[Path, str]) -> None:
     """Write several files as one set: all are written beside their targets first, then renamed
-    into place, so a failure leaves none of them changed."""
+    into place, the files they replace kept aside until every rename succeeded, so a failure
+    leaves each target as it was."""
     partials = {Path(path): partial_path(Path(path)) for path in texts}
+    placed: list[tuple[Path, Path | None]] = []  # (target, the earlier file kept aside or None)
     try:
         for path, partial in partials.items():
             path.parent.mkdir(parents=True, exist_ok=True)
             partial.write_text(texts[path], encoding="utf-8", newline="\n")
         for path, partial in partials.items():
-            partial.replace(path)
+            earlier = path.with_name(path.name + ".earlier") if path.is_file() else None
+            if earlier is not None:
+                path.replace(earlier)
+            try:
+                partial.replace(path)
+            except OSError:
+                if earlier is not None:
+                    earlier.replace(path)
+                raise
+            placed.append((path, earlier))
     except OSError as exc:
-        raise SegbenchError(f"{exc.filename or path}: cannot write: {exc.strerror}; none of {sorted(map(str, texts))} was written") from None
+        for path, earlier in reversed(placed):
+            if earlier is not None:
+                earlier.replace(path)
+            else:
+                discard(path)
+        placed.clear()
+        where = exc.filename or next(iter(partials))
+        raise SegbenchError(f"{where}: cannot write: {exc.strerror}; none of {sorted(map(str, texts))} was written") from None
     finally:
         for partial in partials.values():
             discard(partial)
+        for _, earlier in placed:
+            if earlier is not None:
+                discard(earlier)

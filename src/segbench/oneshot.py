@@ -183,7 +183,7 @@ def previous_records(args: argparse.Namespace) -> list[Path]:
         return []
     folder = args.emit_submission.parent
     stem, suffix = args.emit_submission.stem, args.emit_submission.suffix
-    return sorted({*folder.glob(f"{stem}{suffix}"), *folder.glob(f"{stem}.*{suffix}")})
+    return sorted(p for p in {*folder.glob(f"{stem}{suffix}"), *folder.glob(f"{stem}.*{suffix}")} if p.is_file())
 
 
 def main(argv: list[str] | None = None) -> int:
