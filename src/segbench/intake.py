@@ -38,7 +38,6 @@ from .datasets.base import Frame
 from .errors import SegbenchError
 from .maskio import decode_mask, png_header
 
-
 UPLOAD_META = "dataset_id.txt"  # an upload's record of the dataset it was made for (uploads.py)
 
 
@@ -146,7 +145,8 @@ class FolderPredictions(Predictions):
                     problem = kind_problem(info.st_mode, info.st_nlink)
                     if problem is not None:
                         kinds.append(f"{self.source}/{name}: refused: {problem}")
-                    present.add(name)
+                    if problem is None or name in self.expected:  # a refused stranger is not also "extra"
+                        present.add(name)
         return present, kinds
 
     def read(self, frame: Frame) -> bytes:
