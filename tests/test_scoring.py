@@ -9,7 +9,7 @@ from segbench.confusion import joint_histogram
 from segbench.datasets.painting_vision import read_frames
 from segbench.definitions import load_benchmark
 from segbench.errors import SegbenchError
-from segbench.intake import open_predictions
+from segbench.intake import check_prediction_header, open_predictions
 from segbench.scoring import fit_prediction, score_constant, score_predictions
 
 PV = load_benchmark("painting-vision")
@@ -71,18 +71,22 @@ def test_rgb_prediction_is_refused(tmp_path, dataset):
 
 def test_uniformly_rescaled_mask_is_resized_as_pillow_nearest():
     small = np.arange(6, dtype=np.uint8).reshape(2, 3)
-    resized = fit_prediction(small, (4, 6), None)
+    resized = fit_prediction(small, (4, 6))
     # Pillow NEAREST samples pixel centres: destination i takes source floor((i + 0.5) * src / dst)
     rows = [int((i + 0.5) * 2 / 4) for i in range(4)]
     cols = [int((j + 0.5) * 3 / 6) for j in range(6)]
     assert np.array_equal(resized, small[np.ix_(rows, cols)])
     odd = np.arange(35, dtype=np.uint8).reshape(5, 7)
-    assert np.array_equal(fit_prediction(odd, (10, 14), None), np.asarray(Image.fromarray(odd).resize((14, 10), Image.NEAREST)))
+    assert np.array_equal(fit_prediction(odd, (10, 14)), np.asarray(Image.fromarray(odd).resize((14, 10), Image.NEAREST)))
 
 
-def test_wrong_aspect_ratio_is_refused(tmp_path):
-    with pytest.raises(SegbenchError, match=r"prediction is 5x2 but the ground truth is 6x4: not the same aspect"):
-        fit_prediction(np.zeros((2, 5), np.uint8), (4, 6), tmp_path / "a.png")
+def test_wrong_aspect_ratio_is_refused_at_the_header():
+    header = png_of(np.zeros((2, 5), np.uint8))
+    with pytest.raises(SegbenchError, match=r"a\.png: prediction is 5x2 but the ground truth is 6x4: not the same aspect"):
+        check_prediction_header(header, "a.png", (6, 4), None)
+    check_prediction_header(png_of(np.zeros((8, 12), np.uint8)), "a.png", (6, 4), None)  # 2x each side: accepted
+    with pytest.raises(SegbenchError, match=r"the largest accepted for a ground truth of 6x4 is 24x16"):
+        check_prediction_header(png_of(np.zeros((20, 30), np.uint8)), "a.png", (6, 4), None)
 
 
 def test_the_fast_path_equals_the_straightforward_one_on_the_shipped_dataset(tmp_path):
@@ -106,3 +110,11 @@ def test_the_fast_path_equals_the_straightforward_one_on_the_shipped_dataset(tmp
     for name in ("frame", "gt", "pred", "count"):
         assert np.array_equal(getattr(fast, name), getattr(plain, name)), name
     assert fast.frame_ids == plain.frame_ids
+
+
+def png_of(mask: np.ndarray) -> bytes:
+    import io
+
+    buffer = io.BytesIO()
+    Image.fromarray(mask).save(buffer, format="PNG")
+    return buffer.getvalue()

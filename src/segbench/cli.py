@@ -319,7 +319,7 @@ def cmd_overlays(args: argparse.Namespace) -> None:
             gt = read_mask(frame.label)
             with open_predictions(found[0], [frame], exact=False) as masks:
                 pred = read_prediction(masks, frame, gt.shape, benchmark.evaluation_size)
-            gt, pred = evaluated_masks(gt, pred, benchmark.evaluation_size, masks.where(frame))
+            gt, pred = evaluated_masks(gt, pred, benchmark.evaluation_size)
             image = read_rgb(frame.image)
             caption = overlays.caption(kind, rank, subject, score, report, frame.group_id)
             overlays.render(overlays.panels(benchmark, report, subject, np.asarray(image), gt, pred), caption,

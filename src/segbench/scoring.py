@@ -20,7 +20,7 @@ from .cellcount import joint_cells
 from .confusion import FrameCounts, constant_prediction, histogram_cells, invalid_values, value_histogram
 from .datasets.base import Frame
 from .errors import SegbenchError
-from .intake import Predictions, open_predictions, read_prediction, same_aspect
+from .intake import Predictions, open_predictions, read_prediction
 from .labels import LabelSpace
 from .maskio import read_mask
 
@@ -32,19 +32,14 @@ def resize_nearest(mask: np.ndarray, size: tuple[int, int]) -> np.ndarray:
     return np.asarray(Image.fromarray(mask).resize(size, Image.Resampling.NEAREST))
 
 
-def fit_prediction(pred: np.ndarray, gt_shape: tuple[int, int], path: Path | str) -> np.ndarray:
-    """Resize a mask made at another size to the ground truth's, by Pillow's NEAREST (pixel centres)."""
-    size, target = (pred.shape[1], pred.shape[0]), (gt_shape[1], gt_shape[0])
-    if size != target and not same_aspect(size, target):
-        raise SegbenchError(
-            f"{path}: prediction is {size[0]}x{size[1]} but the ground truth is {target[0]}x{target[1]}: "
-            "not the same aspect ratio, so it cannot be resized to it"
-        )
-    return resize_nearest(pred, target)
+def fit_prediction(pred: np.ndarray, gt_shape: tuple[int, int]) -> np.ndarray:
+    """Resize a mask made at another size to the ground truth's, by Pillow's NEAREST (pixel centres).
+    Which sizes are accepted is the intake's header check (intake.check_prediction_header)."""
+    return resize_nearest(pred, (gt_shape[1], gt_shape[0]))
 
 
 def evaluated_masks(
-    gt: np.ndarray, pred: np.ndarray, evaluation_size: tuple[int, int] | None, path: Path | str
+    gt: np.ndarray, pred: np.ndarray, evaluation_size: tuple[int, int] | None
 ) -> tuple[np.ndarray, np.ndarray]:
     """The two masks at the size they are compared at.
 
@@ -53,7 +48,7 @@ def evaluated_masks(
     to the ground truth's size.
     """
     if evaluation_size is None:
-        return gt, fit_prediction(pred, gt.shape, path)
+        return gt, fit_prediction(pred, gt.shape)
     return resize_nearest(gt, evaluation_size), resize_nearest(pred, evaluation_size)
 
 
@@ -69,7 +64,7 @@ def frame_cells(
     spaces' raw lookup tables `luts` (ground truth, prediction)."""
     path = predictions.where(frame)
     gt = read_mask(frame.label)
-    gt, pred = evaluated_masks(gt, read_prediction(predictions, frame, gt.shape, evaluation_size), evaluation_size, path)
+    gt, pred = evaluated_masks(gt, read_prediction(predictions, frame, gt.shape, evaluation_size), evaluation_size)
     cells = joint_cells(gt, pred)
     bad_gt, bad_pred = invalid_values(cells[0], *luts)
     if bad_gt:
