@@ -11,11 +11,15 @@ gtFine/<split>/<drive>/*_gtFine_polygons.json and leftImg8bit/<split>/<drive>/*)
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
+import zipfile
 from pathlib import Path
 
 import pytest
+import torch
+from PIL import Image
 from idd_fixtures import scene, write_image, write_polygons
 
 from segbench.audit import audit_dataset
@@ -24,9 +28,13 @@ from segbench.definitions import load_benchmark
 from segbench.errors import SegbenchError
 from segbench.idd.masks import RECORD, write_masks
 from segbench.inference import frame_geometry
+from segbench.models.architectures import build
+from segbench.models.checkpoint import save_checkpoint
 from segbench.oneshot import main
 from segbench.provenance import build_manifest, read_manifest, verify_manifest, write_manifest
-from segbench.steps import dataset_manifest
+from segbench.steps import ModelSpec, dataset_manifest, infer
+from segbench.synthetic.training import IMAGENET
+from segbench.uploads import export_upload, manifest_frames
 
 # (split, drive, img_id, image extension): drives 1-3 as Part I (PNG), 201-202 as Part II (JPEG).
 DOWNLOAD = (("train", "1", "000001", "png"), ("train", "201", "0000123", "jpg"), ("val", "2", "000002", "png"),
@@ -113,12 +121,18 @@ def test_one_missing_image_is_still_an_error_when_the_others_are_there(tmp_path,
     assert [f.code for f in audit_dataset(data, benchmark, ["val"]).errors] == ["missing-image"]
 
 
-def test_inference_of_a_frame_without_its_image_names_the_image(tmp_path, benchmark):
+def test_inference_of_frames_without_their_images_names_every_image(tmp_path, benchmark):
     data = make_download(tmp_path / "idd", with_images=False)
-    frame = select_split(read_dataset(benchmark, data), "val")[0]
+    frames = select_split(read_dataset(benchmark, data), "val")
+    spec = ModelSpec("m", "checkpoint", tmp_path / "never-read.pt", None, "model", None)
     with pytest.raises(SegbenchError) as exc:
-        frame_geometry(frame, benchmark.inference_size, 1)
-    assert str(exc.value) == f"{data / 'leftImg8bit/val/2/000002_leftImg8bit.png'}: file not found"
+        infer(benchmark, frames, spec, tmp_path / "out", 1, "cpu", progress=False)
+    assert str(exc.value) == (
+        "2 frame(s) have no image, and inference needs the images:\n"
+        f"  frame 2/000002: {data / 'leftImg8bit/val/2/000002_leftImg8bit.png'}\n"
+        f"  frame 202/0000456: {data / 'leftImg8bit/val/202/0000456_leftImg8bit.png'}"
+    )
+    assert not (tmp_path / "out").exists()
 
 
 def test_scoring_a_predictions_folder_from_gtfine_alone(tmp_path, benchmark, capsys):
@@ -171,6 +185,25 @@ def test_the_unlabelled_test_split(tmp_path, benchmark):
         "gtFine/train/1/000001_gtFine_polygons.json", "gtFine/val/2/000002_gtFine_polygons.json",
         "gtFine/train/201/0000123_gtFine_polygons.json", "gtFine/val/202/0000456_gtFine_polygons.json",
     ]
+
+
+def test_the_unlabelled_test_split_is_inferred_and_exported(tmp_path, benchmark):
+    data = make_download(tmp_path / "idd", test_labels=False)
+    [test] = select_split(read_dataset(benchmark, data), "test")
+    checkpoint = tmp_path / "model.pt"
+    torch.manual_seed(0)
+    save_checkpoint(checkpoint, build("tiny-segnet", {"widths": [4, 8, 8]}, 26), "tiny-segnet", {"widths": [4, 8, 8]},
+                    benchmark.ground_truth, IMAGENET)
+    out = tmp_path / "predictions"
+    infer(benchmark, [test], ModelSpec("m", "checkpoint", checkpoint, None), out, 1, "cpu", progress=False)
+    with Image.open(out / "3/000003_gtFine_labellevel3Ids.png") as mask:
+        assert (mask.mode, mask.size) == ("L", (16, 12))  # at the image's size: there is no label
+    manifest = tmp_path / "m.json"
+    write_manifest(manifest, dataset_manifest(benchmark, data, None))
+    frames, dataset_id = manifest_frames(benchmark, manifest, "test")
+    assert export_upload(benchmark, frames, dataset_id, out, tmp_path / "upload.zip") == 1
+    with zipfile.ZipFile(tmp_path / "upload.zip") as upload, Image.open(io.BytesIO(upload.read(test.prediction))) as sent:
+        assert sent.size == (1280, 720)  # the challenge's upload size
 
 
 def test_an_unlabelled_drive_may_not_also_be_a_labelled_one(tmp_path, benchmark):

@@ -12,7 +12,7 @@ from . import audit as audit_module
 from . import provenance
 from .confusion import FrameCounts
 from .countsio import read_counts, write_counts
-from .datasets import dataset_layout, read_dataset, require_labels, select_split
+from .datasets import dataset_layout, read_dataset, require_images, require_labels, select_split
 from .datasets.base import Frame
 from .definitions import Benchmark
 from .errors import SegbenchError
@@ -87,6 +87,7 @@ def infer(
 
     if spec.kind == "predictions":
         raise SegbenchError(f"model '{spec.name}' is a predictions folder: it has no inference step")
+    require_images(frames)
     model = load_model(spec.kind, spec.path, benchmark, spec.label_space, device,
                        normalization=spec.normalization, stride=spec.stride)
     predict(

@@ -45,6 +45,18 @@ def dataset_layout(benchmark: Benchmark, data: Path) -> dict[str, str]:
     return benchmark_format(benchmark).layout(Path(data))
 
 
+def require_images(frames: Sequence[Frame]) -> None:
+    """Refuse inference of frames whose image is not there, naming every missing image (a copy
+    of IDD's gtFine/ alone is audited and scored without images, never inferred)."""
+    missing = [f for f in frames if not Path(f.image).is_file()]
+    if missing:
+        lines = [f"frame {f.frame_id}: {f.image}" for f in missing[:20]]
+        more = f"\n  ... and {len(missing) - 20} more" if len(missing) > 20 else ""
+        raise SegbenchError(
+            f"{len(missing)} frame(s) have no image, and inference needs the images:\n  " + "\n  ".join(lines) + more
+        )
+
+
 def require_labels(frames: Sequence[Frame], what: str) -> None:
     """Refuse frames of an unlabelled split for `what` (scoring, an evaluated audit)."""
     unlabelled = [f for f in frames if not f.labelled]
