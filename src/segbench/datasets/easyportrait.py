@@ -24,6 +24,7 @@ readers this one never opens images or masks; the audit checks the files against
 from __future__ import annotations
 
 import zipfile
+import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -43,6 +44,7 @@ META_ZIPS = {"1.0": Path(LABELS_DIR) / "meta.zip", "2.0": Path("meta.zip")}
 META_FILES = (META_ZIPS["1.0"], META_ZIPS["1.0"].with_suffix(".csv"), META_ZIPS["2.0"], META_ZIPS["2.0"].with_suffix(".csv"))
 SPLIT_COLUMNS_1_0 = (("train", "train"), ("valid", "val"), ("test", "test"))  # 1.0 column -> folder
 ROOT_ENTRIES = (IMAGES_DIR, LABELS_DIR, *sorted(p.name for p in META_FILES if len(p.parts) == 1))  # what marks a root
+MEMBERS_SHOWN = 10  # of a zip without one CSV (say, images.zip given for meta.zip)
 LAYOUT = "images/<split>/*.jpg, annotations/<split>/*.png and annotations/meta.zip (1.0) or meta.zip (2.0)"
 
 
@@ -62,7 +64,6 @@ def _split_1_0(values: dict[str, str]) -> str:
         flags = ", ".join(f"{c}={values[c]}" for c, _ in SPLIT_COLUMNS_1_0)
         raise ValueError(f"{flags}: exactly one of train, test, valid must be True")
     return chosen[0]
-
 
 
 @dataclass(frozen=True)
@@ -115,12 +116,13 @@ def _zip_text(path: Path) -> tuple[str, str]:
                 if m.lower().endswith(".csv") and not any(part.startswith(("__MACOSX", ".")) for part in PurePosixPath(m).parts)
             ]
             if len(members) != 1:
+                names = archive.namelist()
+                shown = ", ".join(names[:MEMBERS_SHOWN]) + (f", ... ({len(names)} in all)" if len(names) > MEMBERS_SHOWN else "")
                 raise SegbenchError(
-                    f"{path}: expected one .csv member (the meta file), found {len(members)}: "
-                    f"{', '.join(archive.namelist()) or 'an empty zip'}"
+                    f"{path}: expected one .csv member (the meta file), found {len(members)}: {shown or 'an empty zip'}"
                 )
             data = archive.read(members[0])
-    except (zipfile.BadZipFile, OSError) as exc:
+    except (zipfile.BadZipFile, OSError, EOFError, zlib.error) as exc:
         raise SegbenchError(f"{path}: not a readable zip ({exc})") from None
     source = f"{path} (member {members[0]})"
     try:
