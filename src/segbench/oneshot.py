@@ -21,7 +21,7 @@ from .definitions import load_benchmark
 from .errors import AuditFailed, SegbenchError
 from .evaluation import record_results
 from .fileio import atomic_write_texts
-from .intake import is_archive
+from .archives import ARCHIVE_SUFFIXES, is_archive
 from .submission import dumps
 from .table import flatten, render_text
 
@@ -58,6 +58,13 @@ def checkpoint_kind(path: Path) -> str:
     if path.suffix == ".onnx":
         return "onnx"
     return "checkpoint"
+
+
+def model_name(path: Path) -> str:
+    """The checkpoint's name in the table and records: its file name without the suffix(es)."""
+    name = path.name
+    suffix = next((s for s in ARCHIVE_SUFFIXES if name.lower().endswith(s)), path.suffix)
+    return name[: len(name) - len(suffix)] if suffix else name
 
 
 def positive_int(text: str) -> int:
@@ -125,7 +132,7 @@ def run(args: argparse.Namespace) -> None:
     baselines = [steps.ModelSpec.from_config(config, name) for name in args.baseline] if config else []
     kind = args.checkpoint_kind or checkpoint_kind(args.checkpoint)
     block = inference_block(args)
-    model = steps.ModelSpec.from_entry(args.checkpoint.stem, {
+    model = steps.ModelSpec.from_entry(model_name(args.checkpoint), {
         "kind": kind, "path": str(args.checkpoint), "label_space": args.label_space,
         "inference_size": args.inference_size,
         **({} if kind == "predictions" and block == {"mode": "whole"} else {"inference": block}),
