@@ -56,6 +56,13 @@ def bad_name(name: str) -> str | None:
     return None
 
 
+def ratio_problem(size: int, packed: int) -> str | None:
+    """Why a member that `packed` compressed bytes expand to `size` is refused (a bomb), or None."""
+    if packed and size > LIMITS.max_ratio * packed:
+        return f"compresses {size} bytes into {packed}, a ratio above the limit of {LIMITS.max_ratio}"
+    return None
+
+
 def member_checks(
     source: Path, entries: list[tuple[str, str | None, int]], archive_bytes: int, max_entry: int, max_total: int
 ) -> None:
@@ -82,9 +89,7 @@ def check_zip(source: Path, archive: zipfile.ZipFile) -> None:
     member's CRC-32 by reading it through (a bounded block at a time)."""
     entries = []
     for info in archive.infolist():
-        problem = bad_name(info.filename)
-        if problem is None and info.compress_size and info.file_size > LIMITS.max_ratio * info.compress_size:
-            problem = f"compresses {info.file_size} bytes into {info.compress_size}, a ratio above {LIMITS.max_ratio}"
+        problem = bad_name(info.filename) or ratio_problem(info.file_size, info.compress_size)
         entries.append((info.filename, problem, info.file_size))
     limit = LIMITS.max_model_bytes
     member_checks(source, entries, Path(source).stat().st_size, max_entry=limit, max_total=limit)

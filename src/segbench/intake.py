@@ -33,7 +33,7 @@ from pathlib import Path, PurePosixPath
 
 import numpy as np
 
-from .archives import ARCHIVE_SUFFIXES, LIMITS, bad_name, is_archive, member_checks, refuse
+from .archives import ARCHIVE_SUFFIXES, LIMITS, bad_name, is_archive, member_checks, ratio_problem, refuse
 from .datasets.base import Frame
 from .errors import SegbenchError
 from .maskio import decode_mask, png_header
@@ -240,8 +240,7 @@ class ArchivePredictions(Predictions):
                 problem = "in a nested folder"
             if problem is None and name in members:
                 problem = "a second entry of the same name"
-            if problem is None and packed and size > LIMITS.max_ratio * packed:
-                problem = f"compresses {size} bytes into {packed}, a ratio above the limit of {LIMITS.max_ratio}"
+            problem = problem or ratio_problem(size, packed)
             checked.append((name, problem, size))
             if name == UPLOAD_META:
                 self.meta_member = member
