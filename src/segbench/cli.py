@@ -103,6 +103,23 @@ def cmd_export_onnx(args: argparse.Namespace) -> None:
     print(f"{args.out}: ONNX (opset {args.opset}) of {args.checkpoint}, label space, normalisation and stride in its metadata")
 
 
+def cmd_import_checkpoint(args: argparse.Namespace) -> None:
+    import json
+
+    from .models.importing import import_checkpoint
+
+    benchmark = load_benchmark(args.benchmark)
+    try:
+        arguments = json.loads(args.arguments)
+    except json.JSONDecodeError as exc:
+        raise SegbenchError(f"--arguments: not JSON ({exc})") from None
+    if not isinstance(arguments, dict):
+        raise SegbenchError(f"--arguments: must be a JSON object of keyword arguments, got {args.arguments}")
+    import_checkpoint(args.weights, args.architecture, arguments, benchmark.space(args.label_space),
+                      {"mean": args.mean, "std": args.std}, args.out, args.stride, args.prefix)
+    print(f"{args.out}: segbench checkpoint of {args.weights} ({args.architecture}, {args.label_space})")
+
+
 def cmd_idd_labels(args: argparse.Namespace) -> None:
     from .idd.masks import write_masks
 
@@ -447,6 +464,19 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, required=True, help="the .onnx file to write")
     p.add_argument("--opset", type=int, default=17)
     p.set_defaults(run=cmd_export_onnx)
+
+    p = sub.add_parser("import-checkpoint", help="a plain state dict (.pt/.pth/.ckpt/.safetensors) -> a segbench checkpoint")
+    add_benchmark(p)
+    p.add_argument("--weights", type=Path, required=True, help="state dict, Lightning checkpoint or .safetensors")
+    p.add_argument("--architecture", required=True, help="a registered architecture (segbench.models.architectures)")
+    p.add_argument("--arguments", default="{}", help="its keyword arguments as a JSON object (never num_classes)")
+    p.add_argument("--label-space", required=True, help="one of the benchmark's label spaces: the output classes")
+    p.add_argument("--mean", type=float, nargs=3, required=True, metavar=("R", "G", "B"), help="0..1 units")
+    p.add_argument("--std", type=float, nargs=3, required=True, metavar=("R", "G", "B"), help="0..1 units")
+    p.add_argument("--stride", type=int, help="padding stride (default: the architecture's)")
+    p.add_argument("--prefix", help="strip this key prefix (default: a prefix all keys share, when that fits)")
+    p.add_argument("--out", type=Path, required=True, help="the segbench .pt to write")
+    p.set_defaults(run=cmd_import_checkpoint)
 
     p = sub.add_parser("idd-labels", help="draw IDD level-3 masks from the polygon JSONs, as the reference does")
     p.add_argument("--data", type=Path, required=True, help="IDD root holding gtFine/<split>/<drive>/*_polygons.json")
