@@ -24,6 +24,15 @@ saturated). --threads sets torch's intra-op threads for both (default: torch's d
 With --device cuda the model runs on the GPU: the pipeline pins its input batches and copies
 them without blocking; the bare pass times the forward on batches already on the GPU
 (synchronised at the end of each pass).
+
+    .venv/bin/python benchmarks/inference_speed.py --kinds-and-modes [--frames 16] [--rounds 3]
+
+instead times the whole pipeline (segbench.inference_modes.predict, what `segbench infer` runs)
+for ONE network (the configured checkpoint, --model) in every form the harness loads: the
+PyTorch checkpoint, the same weights as TorchScript (save_torchscript) and as ONNX
+(export_onnx; onnxruntime's CPU provider, or CUDA's when --device cuda and it is there); and the
+checkpoint in each inference mode: whole, slide (--crop, --window-stride) and multi-scale
+(--scales, with and without flip). Frames/s are medians over rounds after one warm-up.
 """
 
 from __future__ import annotations
@@ -66,6 +75,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--split", help="source frames from this split only (default: every frame of the dataset)")
     p.add_argument("--target", type=float, default=0.9)
     p.add_argument("--json", type=Path, help="also write the figures here")
+    p.add_argument("--kinds-and-modes", action="store_true", help="frames/s per model kind and per inference mode")
+    p.add_argument("--crop", type=int, nargs=2, default=[320, 320], help="slide window (with --kinds-and-modes)")
+    p.add_argument("--window-stride", type=int, nargs=2, default=[213, 213], help="slide step")
+    p.add_argument("--scales", type=float, nargs="+", default=[0.5, 0.75, 1.0, 1.25], help="multi-scale factors")
     return p.parse_args(argv)
 
 
@@ -119,10 +132,81 @@ def synchronize(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
+def source_frames(benchmark, data: Path, split: str | None):
+    if split:
+        return steps.frames_of_split(benchmark, data, split)
+    return sorted((f for s in benchmark.splits for f in steps.frames_of_split(benchmark, data, s)), key=lambda f: f.frame_id)
+
+
+def kinds_and_modes(args: argparse.Namespace) -> int:
+    """Frames/s of the pipeline for one network per kind (checkpoint, TorchScript, ONNX) and per mode."""
+    from segbench.inference_modes import predict
+    from segbench.models.checkpoint import read_checkpoint
+    from segbench.models.onnx import export_onnx
+    from segbench.models.torchscript import save_torchscript
+    from segbench.spec import InferenceMode
+    from timing import machine, median, rounds
+
+    benchmark = load_benchmark(args.benchmark)
+    config = load_config(args.config)
+    spec = steps.ModelSpec.from_config(config, args.model)
+    if spec.kind != "checkpoint":
+        raise SystemExit(f"--kinds-and-modes converts a checkpoint; model '{spec.name}' is a {spec.kind}")
+    data = args.data or REPO / config["benchmarks"][args.benchmark]["data"]
+    batch_size = args.batch_size or config["inference"]["batch_size"]
+    size = spec.inference_size or benchmark.inference_size
+    checkpoint = spec.path if spec.path.is_absolute() else REPO / spec.path
+    whole = InferenceMode()
+    with tempfile.TemporaryDirectory(prefix="segbench-kinds-") as tmp:
+        tmp = Path(tmp)
+        repeated_dataset(source_frames(benchmark, data, args.split), tmp / "data", args.frames)
+        frames = steps.frames_of_split(benchmark, tmp / "data", "test")
+        cpu_model = load_model("checkpoint", checkpoint, benchmark, None, "cpu")
+        save_torchscript(tmp / "model.ts", cpu_model.module, cpu_model.label_space,
+                         read_checkpoint(checkpoint)["normalization"], cpu_model.stride)
+        torch_model = load_model("checkpoint", checkpoint, benchmark, None, args.device)
+        export_onnx(checkpoint, benchmark, tmp / "model.onnx")
+        models = {
+            "checkpoint (PyTorch)": torch_model,
+            "torchscript": load_model("torchscript", tmp / "model.ts", benchmark, None, args.device),
+            "onnx (onnxruntime)": load_model("onnx", tmp / "model.onnx", benchmark, None, args.device),
+        }
+        modes = {
+            "whole": whole,
+            "slide": InferenceMode("slide", crop=tuple(args.crop), stride=tuple(args.window_stride)),
+            "multi-scale": InferenceMode("multi-scale", scales=tuple(args.scales)),
+            "multi-scale +flip": InferenceMode("multi-scale", scales=tuple(args.scales), flip=True),
+        }
+
+        def run(model, mode, name):
+            def go():
+                out = tmp / "out" / name
+                predict(model, frames, out, size, mode, batch_size, progress=False, pad_to_stride=benchmark.pad_to_stride)
+                shutil.rmtree(out)
+            return go
+
+        methods = {f"kind {k}": run(m, whole, f"k{i}") for i, (k, m) in enumerate(models.items())}
+        methods |= {f"mode {k}": run(torch_model, mode, f"m{i}") for i, (k, mode) in enumerate(modes.items())}
+        times = rounds(methods, args.rounds)
+    n = len(frames)
+    figures = {name: round(n / median(t), 2) for name, t in times.items()}
+    print(f"machine: {machine()}, torch {torch.__version__}, {torch.get_num_threads()} threads, device "
+          f"{torch_model.device}")
+    print(f"network: {spec.name} ({checkpoint.name}), size {size}, batch {batch_size}, {n} frames, "
+          f"{args.rounds} rounds; slide crop {args.crop} stride {args.window_stride}; scales {args.scales}")
+    for name, fps in figures.items():
+        print(f"  {name:28s} {fps:8.2f} frames/s")
+    if args.json:
+        args.json.write_text(json.dumps({"machine": machine(), "frames": n, "frames_per_s": figures}, indent=2) + "\n")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
+    if args.kinds_and_modes:
+        return kinds_and_modes(args)
     benchmark = load_benchmark(args.benchmark)
     config = load_config(args.config)
     spec = steps.ModelSpec.from_config(config, args.model)
@@ -135,14 +219,7 @@ def main(argv: list[str] | None = None) -> int:
 
     with tempfile.TemporaryDirectory(prefix="segbench-speed-") as tmp:
         tmp = Path(tmp)
-        if args.split:
-            source = steps.frames_of_split(benchmark, data, args.split)
-        else:
-            source = sorted(
-                (f for split in benchmark.splits for f in steps.frames_of_split(benchmark, data, split)),
-                key=lambda f: f.frame_id,
-            )
-        repeated_dataset(source, tmp / "data", args.frames)
+        repeated_dataset(source_frames(benchmark, data, args.split), tmp / "data", args.frames)
         frames = steps.frames_of_split(benchmark, tmp / "data", "test")  # the format's own reader
 
         def pipeline(out: Path) -> tuple[float, float]:
