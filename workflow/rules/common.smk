@@ -37,6 +37,7 @@ CODE_AUDIT = [
 CODE_INFERENCE = [
     f"{SOURCE}/inference.py",
     f"{SOURCE}/inference_kernels.py",
+    f"{SOURCE}/inference_modes.py",
     f"{SOURCE}/maskio.py",
 ] + sorted(str(p) for p in Path(f"{SOURCE}/models").glob("*.py"))
 CODE_SCORING = [
