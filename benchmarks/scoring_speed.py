@@ -4,7 +4,8 @@
 
 200 pairs of 1280x720 masks (27 classes 0..26, void 255 in the ground truth, drawn shapes: see
 masks.py) are scored by segbench's scoring step (decode both PNGs, count the joint histogram,
-keep per-frame counts) with all cores. In the same rounds: decoding the same 400 files alone with
+keep per-frame counts) with all cores, and again with boundary IoU on (both masks' bands, d =
+2% of the diagonal, counted in the same pass). In the same rounds: decoding the same 400 files alone with
 each decoder on one core, the fastest of them with all cores (threads and processes). Then, in
 rounds of their own beside segbench again (torch's OpenMP threads spin on after each call and
 would slow whatever ran next), torchmetrics' MulticlassJaccardIndex(ignore_index=255) and
@@ -31,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from masks import mask_pairs  # noqa: E402
 from timing import machine, median, ratio, rounds  # noqa: E402
 
+from segbench.boundary import BandPlan  # noqa: E402
 from segbench.confusion import FrameCounts, joint_histogram  # noqa: E402
 from segbench.datasets.base import Frame  # noqa: E402
 from segbench.definitions import load_label_space  # noqa: E402
@@ -93,6 +95,14 @@ def main() -> int:
     def segbench_scoring():
         results["segbench"] = score_predictions(frames, predictions, space, space)
 
+    # Boundary IoU on: the bands of both masks (d = 2% of the diagonal = 29 px) counted in the
+    # same pass, in the one label space of these masks.
+    lut = space.raw_lut()
+    bands = BandPlan((space.name,), (lut,), (lut,), ratio=0.02)
+
+    def segbench_scoring_with_bands():
+        results["segbench with bands"] = score_predictions(frames, predictions, space, space, bands=bands)
+
     def torchmetrics_scoring():
         # validate_args=False: its fastest setting (the per-update value checks cost ~5x more)
         metric = MulticlassJaccardIndex(num_classes=CLASSES, ignore_index=VOID, average=None, validate_args=False)
@@ -111,6 +121,7 @@ def main() -> int:
         methods[f"decode {FASTEST}, {cores} threads"] = lambda: list(threads.map(decode_fastest, files))
         methods[f"decode {FASTEST}, {cores} processes"] = lambda: list(processes.map(decode_fastest, files, chunksize=8))
         methods["segbench scoring"] = segbench_scoring
+        methods["segbench scoring, boundary IoU on"] = segbench_scoring_with_bands
         times = rounds(methods, args.rounds)
     decode_rounds = set(times) | {"fastest decode, all cores"}
     # The libraries in rounds of their own, each beside segbench: torch's OpenMP threads keep
@@ -141,6 +152,8 @@ def main() -> int:
         [joint_histogram(np.asarray(Image.open(gt)), np.asarray(Image.open(pred))) for gt, pred in pairs],
     )
     identical = all(np.array_equal(getattr(fast, k), getattr(plain, k)) for k in ("frame", "gt", "pred", "count"))
+    banded = results["segbench with bands"]
+    identical &= all(np.array_equal(getattr(banded, k), getattr(plain, k)) for k in ("frame", "gt", "pred", "count"))
     ours_cm = fast.total()[:CLASSES, :CLASSES]  # rows: ground truth 0..26; void (255) rows dropped
     ours = iou(ours_cm)
     tm_iou, tm_confmat = results["torchmetrics"]
@@ -148,7 +161,8 @@ def main() -> int:
     tm_from_confmat = iou(tm_confmat)
     present = ~np.isnan(ours)
     print("\nexactness")
-    print(f"  segbench counts == Pillow decode + np.bincount, every cell of every frame: {identical}")
+    print(f"  segbench counts (boundary IoU off and on) == Pillow decode + np.bincount, every cell of every frame: "
+          f"{identical}")
     print(f"  fastest decoder single core is {FASTEST}: {min(single, key=single.get) == FASTEST} "
           f"({', '.join(f'{k} {v / len(files) * 1e3:.2f} ms' for k, v in single.items())} per file)")
     print(f"  torchmetrics confusion matrix == segbench's (void rows dropped): {np.array_equal(tm_confmat, ours_cm)}")
@@ -171,6 +185,9 @@ def main() -> int:
     print("\ntargets")
     print(f"  segbench <= 1.15 x fastest decode (all cores): {ratio(times, 'segbench scoring', 'fastest decode, all cores'):.3f}"
           f" (ratio of medians {speed:.3f})")
+    on = ratio(times, "segbench scoring, boundary IoU on", "fastest decode, all cores")
+    print(f"  segbench with boundary IoU on <= 1.5 x fastest decode (all cores): {on:.3f} (off: "
+          f"{ratio(times, 'segbench scoring', 'fastest decode, all cores'):.3f})")
     beside = "segbench scoring (beside the libraries)"
     tm = ratio(times, "torchmetrics MulticlassJaccardIndex", beside)
     print(f"  torchmetrics / segbench >= 5: {tm:.1f}")

@@ -230,7 +230,7 @@ def test_record_defaults_to_the_headline_and_results_keep_everything():
     benchmark = parse_benchmark(doc, benchmark_path("painting-vision"))
     results = evaluate(benchmark, counts((GT_A, PRED_A)), benchmark.ground_truth)
     assert record_results(benchmark, results) == {"shared_metrics": {"mIoU": results["shared_metrics"]["mIoU"]}}
-    assert len(results["shared_metrics"]) == 11
+    assert len(results["shared_metrics"]) == 13
     # The shipped definition keeps the specification's fields, in the specification's order.
     shipped = record_results(PV, evaluate(PV, counts((GT_A, PRED_A)), PV.ground_truth))
     assert list(shipped["shared_metrics"]) == ["mIoU", "iou", "window_precision", "window_recall"]

@@ -55,12 +55,13 @@ def test_floor_by_hand():
 def test_all_void_split_is_null_everywhere():
     result = evaluate(PV, counts((GT_B, PRED_B)), PV.ground_truth)
     shared = result["shared_metrics"]
-    for per_class in ("iou", "dice"):
+    for per_class in ("iou", "dice", "boundary_iou"):
         assert shared.pop(per_class) == {"other": None, "wall": None, "window": None}
     assert shared == dict.fromkeys(shared, None) and "mIoU" in shared and "mIoU_per_image" in shared
     paint = result["paint_state_metrics"]
     assert paint.pop("painted_coverage_frames") == 0
-    assert paint.pop("dice") == dict.fromkeys(PV.space("painting-vision-10").names, None)
+    for per_class in ("dice", "boundary_iou"):
+        assert paint.pop(per_class) == dict.fromkeys(PV.space("painting-vision-10").names, None)
     assert paint == dict.fromkeys(paint, None) and "painted_coverage_mae" in paint
 
 

@@ -21,10 +21,10 @@ from typing import Any
 
 import numpy as np
 
-from .confusion import FrameCounts
+from .confusion import BAND_TALLIES, FrameCounts
 from .definitions import Benchmark, MetricSpec, ReportSpec
 from .errors import SegbenchError
-from .evaluation import applies, report_matrix
+from .evaluation import applies, report_band_tallies, report_matrix
 from .labels import LabelSpace
 from .metric_registry import ReportView, function
 
@@ -63,6 +63,7 @@ class ReportData:
     per_frame: np.ndarray  # (frames, K, K)
     per_group: np.ndarray  # (groups, K, K)
     frame_group: np.ndarray  # (frames,) group index
+    group_bands: np.ndarray | None  # (groups, 3, K) boundary-band tallies; None without boundary metrics
 
 
 def scalar_specs(report: ReportSpec) -> list[MetricSpec]:
@@ -82,7 +83,13 @@ def prepare(
         size = report.space.size
         per_group = np.zeros((len(names), size * size), dtype=np.int64)
         np.add.at(per_group, frame_group, stack.reshape(len(stack), -1))
-        data[report.key] = ReportData(report, stack, per_group.reshape(len(names), size, size), frame_group)
+        group_bands = None
+        tallies = report_band_tallies(benchmark, report, model_space, counts) if any(
+            function(spec).bands for spec in report.metrics) else None
+        if tallies is not None:
+            group_bands = np.zeros((len(names), BAND_TALLIES, size), dtype=np.int64)
+            np.add.at(group_bands, frame_group, tallies)
+        data[report.key] = ReportData(report, stack, per_group.reshape(len(names), size, size), frame_group, group_bands)
     return names, data
 
 
@@ -100,6 +107,8 @@ def replicate_values(data: Mapping[str, ReportData], weights: np.ndarray) -> dic
         groups = item.per_group.shape[0]
         # All resamples' matrices in one product: (B, G) @ (G, K*K).
         matrices = (weights @ item.per_group.reshape(groups, -1)).reshape(len(weights), size, size)
+        bands = None if item.group_bands is None else (
+            weights @ item.group_bands.reshape(groups, -1)).reshape(len(weights), BAND_TALLIES, size)
         specs = scalar_specs(report)
         evaluated = report.evaluated()
         values = np.full((len(specs), len(weights)), np.nan)
@@ -112,7 +121,8 @@ def replicate_values(data: Mapping[str, ReportData], weights: np.ndarray) -> dic
                     drawn.append(item.per_frame[np.repeat(np.arange(len(item.frame_group)), weights[b][item.frame_group])])
                 return drawn[0]
 
-            view = ReportView(report.space, evaluated, matrices[b], per_frame)
+            view = ReportView(report.space, evaluated, matrices[b], per_frame,
+                              lambda b=b, bands=bands: None if bands is None else bands[b])
             for i, spec in enumerate(specs):
                 values[i, b] = _value(spec, view)
         for i, spec in enumerate(specs):

@@ -8,7 +8,7 @@ Pure computation: no I/O.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -47,6 +47,70 @@ def constant_prediction(gt_histogram: np.ndarray, value: int) -> np.ndarray:
     return hist
 
 
+BAND_TALLIES = 3  # per class: pixels in its ground-truth band, in its predicted band, in both
+
+
+@dataclass(frozen=True)
+class BandCounts:
+    """Per frame and band space, the pixels in the ground truth's or the prediction's boundary band
+    (boundary.band_cells): raw values and which bands, so any label space's tallies follow."""
+
+    spaces: tuple[str, ...] = ()  # the label spaces the bands were drawn in
+    frame: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
+    space: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int8))  # index into spaces
+    flags: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint8))  # boundary.GT_BAND | PRED_BAND
+    gt: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint8))
+    pred: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint8))
+    count: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+
+    @classmethod
+    def from_cells(cls, spaces: Sequence[str], per_frame: Sequence[Sequence[tuple[np.ndarray, np.ndarray]]]) -> BandCounts:
+        """per_frame[f][s]: frame f's band cells in space s, (`flags << 16 | gt << 8 | pred`, counts)."""
+        parts = [(f, s, cells, counts) for f, frame in enumerate(per_frame) for s, (cells, counts) in enumerate(frame)]
+        index = np.concatenate([c for *_, c, _ in parts] or [np.zeros(0, np.uint32)]).astype(np.uint32)
+        sizes = [len(c) for *_, c, _ in parts]
+        return cls(
+            spaces=tuple(spaces),
+            frame=np.repeat(np.array([f for f, *_ in parts], np.int32), sizes).astype(np.int32),
+            space=np.repeat(np.array([s for _, s, *_ in parts], np.int8), sizes).astype(np.int8),
+            flags=(index >> 16).astype(np.uint8),
+            gt=((index >> 8) & 0xFF).astype(np.uint8),
+            pred=(index & 0xFF).astype(np.uint8),
+            count=np.concatenate([n for *_, n in parts] or [np.zeros(0, np.int64)]).astype(np.int64),
+        )
+
+    def tallies(self, space: str, row_lut: np.ndarray, col_lut: np.ndarray, size: int, frames: int) -> np.ndarray:
+        """(frames, 3, size): per frame and class of `space`, the pixels in its ground-truth band,
+        in its predicted band, in both. As in the confusion matrices, a pixel whose ground truth
+        or prediction maps to nothing (void, dropped) counts nowhere."""
+        if space not in self.spaces:
+            raise KeyError(space)
+        keep = self.space == self.spaces.index(space)
+        r, c = row_lut[self.gt[keep]], col_lut[self.pred[keep]]
+        flags, frame, count = self.flags[keep], self.frame[keep], self.count[keep]
+        valid = (r >= 0) & (c >= 0)
+        out = np.zeros((frames, BAND_TALLIES, size), np.int64)
+        for tally, (chosen, cls) in enumerate((((flags & 1) > 0, r), ((flags & 2) > 0, c), ((flags == 3) & (r == c), r))):
+            chosen &= valid
+            np.add.at(out, (frame[chosen], tally, cls[chosen]), count[chosen])
+        return out
+
+    @classmethod
+    def merge(cls, parts: Sequence[BandCounts], offsets: Sequence[int]) -> BandCounts:
+        spaces = {p.spaces for p in parts}
+        if len(spaces) > 1:
+            raise ValueError(f"shards counted boundary bands in different label spaces: {sorted(spaces)}")
+        return cls(
+            spaces=spaces.pop() if spaces else (),
+            frame=np.concatenate([p.frame + o for p, o in zip(parts, offsets)] or [np.zeros(0, np.int32)]).astype(np.int32),
+            space=np.concatenate([p.space for p in parts] or [np.zeros(0, np.int8)]),
+            flags=np.concatenate([p.flags for p in parts] or [np.zeros(0, np.uint8)]),
+            gt=np.concatenate([p.gt for p in parts] or [np.zeros(0, np.uint8)]),
+            pred=np.concatenate([p.pred for p in parts] or [np.zeros(0, np.uint8)]),
+            count=np.concatenate([p.count for p in parts] or [np.zeros(0, np.int64)]),
+        )
+
+
 @dataclass(frozen=True)
 class FrameCounts:
     """The non-zero cells of each frame's joint histogram, for a list of frames."""
@@ -56,9 +120,12 @@ class FrameCounts:
     gt: np.ndarray  # uint8 raw ground-truth value
     pred: np.ndarray  # uint8 raw predicted value
     count: np.ndarray  # int64
+    bands: BandCounts = field(default_factory=BandCounts)  # for boundary IoU; empty when not counted
 
     @classmethod
-    def from_cells(cls, frame_ids: Sequence[str], cells: Sequence[tuple[np.ndarray, np.ndarray]]) -> FrameCounts:
+    def from_cells(
+        cls, frame_ids: Sequence[str], cells: Sequence[tuple[np.ndarray, np.ndarray]], bands: BandCounts | None = None
+    ) -> FrameCounts:
         """From each frame's (cells, counts): cells are `gt << 8 | pred` (see histogram_cells)."""
         index = np.concatenate([c for c, _ in cells] or [np.zeros(0, np.uint16)]).astype(np.uint16)
         return cls(
@@ -67,6 +134,7 @@ class FrameCounts:
             gt=(index >> 8).astype(np.uint8),
             pred=(index & 0xFF).astype(np.uint8),
             count=np.concatenate([n for _, n in cells] or [np.zeros(0, np.int64)]).astype(np.int64),
+            bands=bands if bands is not None else BandCounts(),
         )
 
     @classmethod
@@ -90,6 +158,7 @@ class FrameCounts:
             gt=np.concatenate([p.gt for p in parts] or [np.zeros(0, np.uint8)]),
             pred=np.concatenate([p.pred for p in parts] or [np.zeros(0, np.uint8)]),
             count=np.concatenate([p.count for p in parts] or [np.zeros(0, np.int64)]),
+            bands=BandCounts.merge([p.bands for p in parts], offsets),
         )
 
     def total(self) -> np.ndarray:

@@ -12,6 +12,7 @@ import yaml
 
 from .errors import SegbenchError
 from .labels import LabelMapping, LabelSpace
+from .metric_registry import REGISTRY, MetricSpec
 from .paths import config_dir
 from .schemas import validate
 
@@ -42,13 +43,6 @@ def load_label_space(name: str) -> LabelSpace:
     if table["name"] != name:
         raise SegbenchError(f"{path}: field 'name' is '{table['name']}', expected '{name}' (the file's stem)")
     return LabelSpace.from_table(table)
-
-
-@dataclass(frozen=True)
-class MetricSpec:
-    key: str
-    fn: str
-    options: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -85,6 +79,7 @@ class Benchmark:
     inference_size: int
     pad_to_stride: bool
     evaluation_size: tuple[int, int] | None  # (width, height) both masks are resized to; None: the GT's
+    boundary: dict[str, Any] | None  # the boundary band's width: {"ratio": r} or {"pixels": d}; None: no bands
     floor_class: int
     floor_compare_on: tuple[str, str]
     reports: tuple[ReportSpec, ...]
@@ -211,6 +206,11 @@ def parse_benchmark(doc: dict[str, Any], path: Path) -> Benchmark:
             raise SegbenchError(
                 f"{path}: reports/{i}: no mapping from the ground truth '{ground_truth.name}' to '{report_space.name}'"
             )
+    boundary = doc.get("scoring", {}).get("boundary")
+    for report in reports:
+        needs = [m.key for m in report.metrics if REGISTRY[m.fn].bands]
+        if needs and boundary is None:
+            raise SegbenchError(f"{path}: report '{report.key}': {needs} need the band width 'scoring/boundary'")
     if not any(r.key == report_key and metric_key in [m.key for m in r.metrics] for r in reports):
         raise SegbenchError(f"{path}: field 'floor/compare_on': no report '{report_key}' with a metric '{metric_key}'")
     return Benchmark(
@@ -230,6 +230,7 @@ def parse_benchmark(doc: dict[str, Any], path: Path) -> Benchmark:
         inference_size=doc["inference"]["size"],
         pad_to_stride=doc["inference"].get("pad_to_stride", True),
         evaluation_size=tuple(doc["scoring"]["resize_to"]) if "resize_to" in doc.get("scoring", {}) else None,
+        boundary=boundary,
         floor_class=ground_truth.id_of(doc["floor"]["predict"]),
         floor_compare_on=(report_key, metric_key),
         reports=tuple(reports),

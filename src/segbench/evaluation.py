@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from .boundary import MAX_LABELS, BandPlan
 from .confusion import FrameCounts
 from .definitions import Benchmark, ReportSpec
 from .errors import SegbenchError
@@ -57,7 +58,51 @@ def report_view(benchmark: Benchmark, report: ReportSpec, model_space: LabelSpac
             stack.append(report_matrix(benchmark, report, model_space, counts, per_frame=True))
         return stack[0]
 
-    return ReportView(report.space, report.evaluated(), report_matrix(benchmark, report, model_space, counts), per_frame)
+    def band_tallies() -> np.ndarray | None:
+        tallies = report_band_tallies(benchmark, report, model_space, counts)
+        return None if tallies is None else tallies.sum(axis=0)
+
+    return ReportView(report.space, report.evaluated(), report_matrix(benchmark, report, model_space, counts), per_frame,
+                      band_tallies)
+
+
+def report_band_tallies(
+    benchmark: Benchmark, report: ReportSpec, model_space: LabelSpace, counts: FrameCounts
+) -> np.ndarray | None:
+    """(frames, 3, K) boundary-band tallies of `counts` in the report's space; None for counts
+    made without any band (e.g. from histograms alone), whose boundary metrics are undefined."""
+    if not counts.bands.spaces:
+        return None
+    rows = benchmark.mapping(benchmark.ground_truth, report.space).apply_to_raw(benchmark.ground_truth.raw_lut())
+    cols = benchmark.mapping(model_space, report.space).apply_to_raw(model_space.raw_lut())
+    try:
+        return counts.bands.tallies(report.space.name, rows, cols, report.space.size, len(counts.frame_ids))
+    except KeyError:
+        raise SegbenchError(
+            f"report '{report.key}' has a boundary metric but the counts hold no boundary bands in "
+            f"'{report.space.name}' (they hold {list(counts.bands.spaces)}): score again with this definition"
+        ) from None
+
+
+def band_plan(benchmark: Benchmark, model_space: LabelSpace) -> BandPlan | None:
+    """The boundary bands to count while scoring a model: one per report space of the reports with
+    a boundary metric that apply to it; None when there is none."""
+    spaces = list(dict.fromkeys(
+        r.space.name for r in benchmark.reports
+        if applies(r, benchmark, model_space) and any(function(m).bands for m in r.metrics)
+    ))
+    if not spaces or benchmark.boundary is None:
+        return None
+    for name in spaces:
+        if benchmark.space(name).size > MAX_LABELS:
+            raise SegbenchError(f"label space '{name}': boundary bands handle at most {MAX_LABELS} classes")
+    gt = benchmark.ground_truth
+    return BandPlan(
+        tuple(spaces),
+        tuple(benchmark.mapping(gt, benchmark.space(s)).apply_to_raw(gt.raw_lut()) for s in spaces),
+        tuple(benchmark.mapping(model_space, benchmark.space(s)).apply_to_raw(model_space.raw_lut()) for s in spaces),
+        **benchmark.boundary,
+    )
 
 
 def report_values(report: ReportSpec, view: ReportView) -> dict[str, Any]:

@@ -17,13 +17,21 @@ from typing import Any
 import numpy as np
 
 from . import metrics
-from .definitions import MetricSpec
 from .labels import LabelSpace
 
 
 def json_number(value: float) -> float | None:
     """NaN (undefined) becomes None, i.e. `null` in JSON."""
     return None if math.isnan(value) else float(value)
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """One metric of a report, as the benchmark YAML names it: its key, `fn` and options."""
+
+    key: str
+    fn: str
+    options: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -35,10 +43,16 @@ class ReportView:
     evaluated: np.ndarray  # (K,) bool
     cm: np.ndarray  # (K, K)
     per_frame: Callable[[], np.ndarray]  # () -> (frames, K, K)
+    band_tallies: Callable[[], np.ndarray | None]  # () -> (3, K), see confusion.BandCounts.tallies; None: not counted
 
     def classes(self, names: Sequence[str]) -> np.ndarray:
         """A boolean mask over the space's classes."""
         return np.isin(np.arange(self.space.size), [self.space.id_of(n) for n in names])
+
+    def boundary_iou(self) -> np.ndarray:
+        """Per-class boundary IoU; all undefined when the counts hold no bands."""
+        tallies = self.band_tallies()
+        return np.full(self.space.size, np.nan) if tallies is None else metrics.boundary_iou(tallies)
 
     def by_class(self, values: np.ndarray) -> dict[str, float | None]:
         return {c.name: json_number(values[c.id]) for c in self.space.classes if self.evaluated[c.id]}
@@ -53,7 +67,8 @@ class MetricFunction:
 
     `options` is the JSON Schema of each option (all listed in `required` must be given);
     `per_class` marks a {class: value} output (not resampled, shown in the per-class tables);
-    `per_frame` marks a function that needs the per-frame stack; `count_option` names an option
+    `per_frame` marks a function that needs the per-frame stack; `bands` one that needs the
+    boundary bands counted in its report's space when scoring; `count_option` names an option
     whose value is the key of a second output (a count of frames); `figure` names the figure
     drawn for it, if any."""
 
@@ -64,6 +79,7 @@ class MetricFunction:
     required: tuple[str, ...] = ()
     per_class: bool = False
     per_frame: bool = False
+    bands: bool = False
     count_option: str | None = None
     figure: str | None = None
 
@@ -120,6 +136,15 @@ FUNCTIONS = (
         "(classes: ground_truth) or in its ground truth or prediction (classes: ground_truth_or_prediction)",
         lambda o, v: metrics.per_image_mean_iou(v.per_frame(), o["classes"], v.evaluated),
         {"classes": {"enum": list(metrics.PER_FRAME_CLASSES)}}, ("classes",), per_frame=True),
+    MetricFunction(
+        "boundary_iou_by_class",
+        "per class boundary IoU (Cheng et al. 2021): |Gb ∩ Pb| / |Gb ∪ Pb| over the ground-truth and predicted "
+        "bands of width d (the benchmark's scoring.boundary); null when both bands are empty",
+        lambda o, v: v.boundary_iou(), per_class=True, bands=True),
+    MetricFunction(
+        "mean_boundary_iou", "mean over classes of the boundary IoU, by the mean rule",
+        lambda o, v: metrics.class_mean(v.boundary_iou(), v.cm, o["mean"], v.evaluated),
+        {"mean": MEAN}, ("mean",), bands=True),
     MetricFunction(
         "fraction_mae",
         "mean over frames of |predicted - ground-truth| share of the numerator classes in the denominator classes",

@@ -88,6 +88,12 @@ def frequency_weighted_iou(cm: np.ndarray, evaluated: np.ndarray) -> float:
     return float((support[present] / total * iou(cm)[evaluated][present]).sum())
 
 
+def boundary_iou(tallies: np.ndarray) -> np.ndarray:
+    """Per-class |Gb ∩ Pb| / |Gb ∪ Pb| from (3, K) band tallies (|Gb|, |Pb|, |Gb ∩ Pb|, see
+    confusion.BandCounts.tallies); NaN where both bands are empty."""
+    return safe_ratio(tallies[2], tallies[0] + tallies[1] - tallies[2])
+
+
 PER_FRAME_CLASSES = ("ground_truth", "ground_truth_or_prediction")
 
 

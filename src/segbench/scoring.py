@@ -16,8 +16,9 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
+from .boundary import BandPlan
 from .cellcount import joint_cells
-from .confusion import FrameCounts, constant_prediction, histogram_cells, invalid_values, value_histogram
+from .confusion import BandCounts, FrameCounts, constant_prediction, histogram_cells, invalid_values, value_histogram
 from .datasets.base import Frame
 from .errors import SegbenchError
 from .intake import Predictions, open_predictions, read_prediction
@@ -59,9 +60,11 @@ def frame_cells(
     pred_space: LabelSpace,
     luts: tuple[np.ndarray, np.ndarray],
     evaluation_size: tuple[int, int] | None = None,
-) -> tuple[np.ndarray, np.ndarray]:
+    bands: BandPlan | None = None,
+) -> tuple[tuple[np.ndarray, np.ndarray], list[tuple[np.ndarray, np.ndarray]]]:
     """A frame's non-zero joint-histogram cells (joint_cells), its raw values checked against the
-    spaces' raw lookup tables `luts` (ground truth, prediction)."""
+    spaces' raw lookup tables `luts` (ground truth, prediction), and, in the same pass over the
+    decoded masks, its boundary-band cells in each space of `bands`."""
     path = predictions.where(frame)
     gt = read_mask(frame.label)
     gt, pred = evaluated_masks(gt, read_prediction(predictions, frame, gt.shape, evaluation_size), evaluation_size)
@@ -74,7 +77,7 @@ def frame_cells(
             f"{path}: frame {frame.frame_id}: predicted values {bad_pred} are outside the model's label space "
             f"'{pred_space.name}' (0..{pred_space.size - 1})"
         )
-    return cells
+    return cells, (bands.frame_cells(gt, pred) if bands is not None else [])
 
 
 def workers() -> int:
@@ -87,26 +90,35 @@ def score_predictions(
     gt_space: LabelSpace,
     pred_space: LabelSpace,
     evaluation_size: tuple[int, int] | None = None,
+    bands: BandPlan | None = None,
 ) -> FrameCounts:
     """Per-frame counts of predicted masks against the ground truth, frames decoded in parallel.
 
     `evaluation_size` is the benchmark's (Benchmark.evaluation_size): (width, height) or None.
     `predictions` is a folder or an archive (intake.open_predictions checks these frames' entries).
+    `bands`: the boundary bands to count beside the cells (None: none).
     """
     with open_predictions(predictions, frames, exact=False) as masks, ThreadPoolExecutor(workers()) as pool:
         luts = gt_space.raw_lut(), pred_space.raw_lut()
-        cells = list(pool.map(lambda f: frame_cells(f, masks, gt_space, pred_space, luts, evaluation_size), frames))
-    return FrameCounts.from_cells([f.frame_id for f in frames], cells)
+        per_frame = list(pool.map(lambda f: frame_cells(f, masks, gt_space, pred_space, luts, evaluation_size, bands),
+                                  frames))
+    return counts_of(frames, per_frame, bands)
+
+
+def counts_of(frames: Sequence[Frame], per_frame: Sequence[tuple], bands: BandPlan | None) -> FrameCounts:
+    band_counts = BandCounts.from_cells(bands.spaces, [b for _, b in per_frame]) if bands is not None else None
+    return FrameCounts.from_cells([f.frame_id for f in frames], [c for c, _ in per_frame], band_counts)
 
 
 def score_constant(
-    frames: Sequence[Frame], value: int, gt_space: LabelSpace, evaluation_size: tuple[int, int] | None = None
+    frames: Sequence[Frame], value: int, gt_space: LabelSpace, evaluation_size: tuple[int, int] | None = None,
+    bands: BandPlan | None = None,
 ) -> FrameCounts:
     """Per-frame counts of a predictor that outputs `value` everywhere (the floor), from GT alone."""
 
     lut = gt_space.raw_lut()
 
-    def cells(frame: Frame) -> tuple[np.ndarray, np.ndarray]:
+    def cells(frame: Frame) -> tuple[tuple[np.ndarray, np.ndarray], list[tuple[np.ndarray, np.ndarray]]]:
         gt = read_mask(frame.label)
         if evaluation_size is not None:
             gt = resize_nearest(gt, evaluation_size)
@@ -114,8 +126,9 @@ def score_constant(
         bad, _ = invalid_values(frame_cells[0], lut, lut)
         if bad:
             raise SegbenchError(f"{frame.label}: frame {frame.frame_id}: label values {bad} are outside '{gt_space.name}'")
-        return frame_cells
+        # The constant map's band is the border strip: only the bands need the map itself.
+        return frame_cells, (bands.frame_cells(gt, np.full_like(gt, value)) if bands is not None else [])
 
     with ThreadPoolExecutor(workers()) as pool:
         per_frame = list(pool.map(cells, frames))
-    return FrameCounts.from_cells([f.frame_id for f in frames], per_frame)
+    return counts_of(frames, per_frame, bands)

@@ -16,7 +16,7 @@ from .datasets import dataset_layout, read_dataset, require_images, require_labe
 from .datasets.base import Frame
 from .definitions import Benchmark
 from .errors import SegbenchError
-from .evaluation import evaluate
+from .evaluation import band_plan, evaluate
 from .labels import LabelSpace
 from .intake import UPLOAD_META, ArchivePredictions, open_predictions
 from .scoring import score_constant, score_predictions
@@ -117,12 +117,14 @@ def score(
     require_labels(frames, "scoring")
     if spec is None:
         space: LabelSpace = benchmark.ground_truth
-        counts = score_constant(frames, benchmark.floor_class, space, benchmark.evaluation_size)
+        counts = score_constant(frames, benchmark.floor_class, space, benchmark.evaluation_size,
+                                band_plan(benchmark, space))
         model = {"name": "floor", "kind": "floor", "label_space": {"name": space.name, "classes": space.names}}
     else:
         space = model_space(spec, benchmark)
         folder = predictions if predictions is not None else spec.path
-        counts = score_predictions(frames, folder, benchmark.ground_truth, space, benchmark.evaluation_size)
+        counts = score_predictions(frames, folder, benchmark.ground_truth, space, benchmark.evaluation_size,
+                                   band_plan(benchmark, space))
         model = {"name": spec.name, "kind": spec.kind, "label_space": {"name": space.name, "classes": space.names}}
     write_counts(out, counts, {"benchmark": benchmark.name, "split": split, "model": model})
     return counts

@@ -43,6 +43,9 @@ CODE_INFERENCE = [
 CODE_SCORING = [
     f"{SOURCE}/scoring.py",
     f"{SOURCE}/cellcount.py",
+    f"{SOURCE}/boundary.py",
+    f"{SOURCE}/evaluation.py",  # which boundary bands to count (band_plan)
+    f"{SOURCE}/metric_registry.py",
     f"{SOURCE}/confusion.py",
     f"{SOURCE}/countsio.py",
     f"{SOURCE}/maskio.py",

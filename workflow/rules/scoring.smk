@@ -6,6 +6,7 @@ rule score:
         audit=f"{R}/{{benchmark}}/audit.json",
         predictions=predictions_input,
         labels=lambda w: shard_files(w, "label"),
+        definition=definition_files,  # its boundary bands
         code=CODE_SCORING,
     output:
         f"{R}/{{benchmark}}/{{split}}/{{model}}/counts/shard-{{shard}}.parquet",
@@ -35,6 +36,7 @@ rule score_floor:
     input:
         audit=f"{R}/{{benchmark}}/audit.json",
         labels=lambda w: shard_files(w, "label"),
+        definition=definition_files,
         code=CODE_SCORING,
     output:
         f"{R}/{{benchmark}}/{{split}}/floor/counts/shard-{{shard}}.parquet",

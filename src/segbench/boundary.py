@@ -1,0 +1,151 @@
+"""Boundary bands for boundary IoU (Cheng et al., CVPR 2021), counted in the scoring pass.
+
+As the authors' `mask_to_boundary` (pad with background, erode d times with a 3x3 square,
+subtract): a pixel is in the band of its class's mask when a pixel within chessboard distance d
+is of another label or outside the image. That does not depend on the class, so one band per
+label map serves every class (/work/shared/protocols/boundary-iou.md). `band_cells` counts the
+pixels in the ground truth's or the prediction's band by (raw gt, raw pred, which bands), so
+every class's intersection and union follow from lookup tables later, and the counts add over
+frames and shards. Compiled with numba, GIL released. Pure computation: no I/O.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+GT_BAND = 1  # flag bits of a band cell
+PRED_BAND = 2
+
+
+def band_width(shape: tuple[int, int], ratio: float | None = None, pixels: int | None = None) -> int:
+    """d in pixels: `pixels`, or round(ratio x the image diagonal), at least 1."""
+    if pixels is not None:
+        return max(1, int(pixels))
+    return max(1, int(round(ratio * math.hypot(shape[0], shape[1]))))
+
+
+NOT_UNIFORM = np.uint8(255)  # a row verdict: the row window holds two labels or leaves the image
+MAX_LABELS = 253  # label codes 0..254: lut + 2 (INVALID -2 -> 0, DROP -1 -> 1, class c -> c + 2)
+
+
+@numba.njit(nogil=True, cache=True, boundscheck=False)
+def _band(raw: np.ndarray, lut: np.ndarray, d: int) -> np.ndarray:
+    """(H, W) uint8: 1 where the (2d+1)^2 window of the label map lut[raw] holds another label or
+    leaves the image.
+
+    Two run-length passes: a pixel's row window is uniform when a run of its label covers it;
+    its full window is uniform when those row verdicts (the label, or NOT_UNIFORM) agree over the
+    2d+1 rows around it, i.e. the column's run of one verdict reaching d rows below is long
+    enough."""
+    h, w = raw.shape
+    span = 2 * d + 1
+    band = np.ones((h, w), np.uint8)
+    if h < span or w < span:
+        return band
+    code = np.empty(256, np.uint8)
+    for v in range(256):
+        code[v] = np.uint8(lut[v] + 2)
+    verdict = np.empty((h, w), np.uint8)
+    for y in range(h):
+        x = 0
+        while x < w:
+            value = raw[y, x]
+            label = code[value]
+            end = x + 1
+            while end < w and (raw[y, end] == value or code[raw[y, end]] == label):
+                end += 1
+            stop = min(x + d, end)
+            for inner in range(x, stop):
+                verdict[y, inner] = NOT_UNIFORM
+            for inner in range(x + d, end - d):  # the run [x, end) covers these pixels' row windows
+                verdict[y, inner] = label
+            for inner in range(max(end - d, stop), end):
+                verdict[y, inner] = NOT_UNIFORM
+            x = end
+    up = np.ones(w, np.int32)  # rows of the same verdict ending at row y, per column
+    for y in range(1, h):
+        for x in range(w):
+            value = verdict[y, x]
+            if value == verdict[y - 1, x]:
+                up[x] += 1
+                if up[x] >= span and value != NOT_UNIFORM:  # rows y-2d..y agree: row y-d's window is uniform
+                    band[y - d, x] = 0
+            else:
+                up[x] = 1
+    return band
+
+
+@numba.njit(nogil=True, cache=True, boundscheck=False)
+def _count_band_cells(gt: np.ndarray, pred: np.ndarray, gt_band: np.ndarray, pred_band: np.ndarray,
+                      hist: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Runs of one (flags, gt, pred) are counted at once; `hist` is zero on entry and on return."""
+    key = np.int64(-1)
+    run = np.int64(0)
+    for i in range(gt.size):
+        current = ((np.int64(gt_band[i]) + 2 * np.int64(pred_band[i])) << 16) | (np.int64(gt[i]) << 8) | np.int64(pred[i])
+        if current == key:
+            run += 1
+            continue
+        if key >= (1 << 16):
+            hist[key] += run
+        key = current
+        run = 1
+    if key >= (1 << 16):
+        hist[key] += run
+    cells = np.flatnonzero(hist).astype(np.uint32)
+    counts = np.empty(cells.size, np.int64)
+    for k in range(cells.size):
+        counts[k] = hist[np.int64(cells[k])]
+        hist[np.int64(cells[k])] = 0
+    return cells, counts
+
+
+IDENTITY = np.arange(256, dtype=np.int32)
+_buffers = threading.local()  # one zeroed table per thread, cleared by the kernel after use
+
+
+def band(labels: np.ndarray, d: int) -> np.ndarray:
+    """(H, W) bool: the band of a uint8 label map."""
+    return _band(np.ascontiguousarray(labels, dtype=np.uint8), IDENTITY, int(d)).astype(bool)
+
+
+def band_cells(gt: np.ndarray, pred: np.ndarray, gt_lut: np.ndarray, pred_lut: np.ndarray,
+               d: int) -> tuple[np.ndarray, np.ndarray]:
+    """The pixels in the ground truth's or the prediction's band, by (raw gt, raw pred, bands).
+
+    gt/pred are the raw uint8 masks; gt_lut/pred_lut send each raw value to its class in the band's
+    label space (void and dropped values are labels of their own: distinct negative codes).
+    Returns (cells, counts): cells are uint32 `flags << 16 | gt << 8 | pred` ascending, flags
+    GT_BAND | PRED_BAND, counts int64.
+    """
+    gt, pred = np.ascontiguousarray(gt), np.ascontiguousarray(pred)
+    gt_band = _band(gt, np.asarray(gt_lut, np.int32), int(d))
+    pred_band = _band(pred, np.asarray(pred_lut, np.int32), int(d))
+    buffers = _buffers.__dict__
+    if not buffers:
+        buffers["hist"] = np.zeros(4 << 16, np.int64)
+    return _count_band_cells(gt.reshape(-1), pred.reshape(-1), gt_band.reshape(-1), pred_band.reshape(-1),
+                             buffers["hist"])
+
+
+@dataclass(frozen=True)
+class BandPlan:
+    """Which bands the scoring pass counts: the label spaces (the report spaces of the boundary
+    metrics), each with the raw-value lookup of the ground truth and of the prediction into it,
+    and the band width (the benchmark's `scoring.boundary`)."""
+
+    spaces: tuple[str, ...]
+    gt_luts: tuple[np.ndarray, ...]
+    pred_luts: tuple[np.ndarray, ...]
+    ratio: float | None = None
+    pixels: int | None = None
+
+    def frame_cells(self, gt: np.ndarray, pred: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+        """One frame's band cells in each space."""
+        d = band_width(gt.shape, self.ratio, self.pixels)
+        return [band_cells(gt, pred, g, p, d) for g, p in zip(self.gt_luts, self.pred_luts)]

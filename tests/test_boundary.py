@@ -1,0 +1,202 @@
+"""Boundary IoU: the band kernel against a distance transform per class, hand-drawn cases, the
+counts beside the cells (additive over shards, through Parquet), intervals."""
+
+from __future__ import annotations
+
+import copy
+
+import cv2
+import numpy as np
+import pytest
+
+from segbench.bootstrap import Subject, bootstrap
+from segbench.boundary import band, band_cells, band_width
+from segbench.cellcount import joint_cells
+from segbench.confusion import BandCounts, FrameCounts
+from segbench.countsio import read_counts, write_counts
+from segbench.definitions import benchmark_path, load_benchmark, parse_benchmark, read_yaml
+from segbench.errors import SegbenchError
+from segbench.evaluation import band_plan, evaluate
+
+PV = load_benchmark("painting-vision")
+TEN = PV.ground_truth
+V = 255
+TIER1 = np.array([0, 1, 1, 1, 0, 0, 0, 0, 2, 0])  # 10-class id -> other / wall / window
+
+
+def reference_band(mask: np.ndarray, d: int) -> np.ndarray:
+    """The mask's pixels within chessboard distance d of a pixel outside it (the image border
+    counts as outside): a distance transform of the mask padded with one background pixel."""
+    padded = np.pad(mask.astype(np.uint8), 1)
+    distance = cv2.distanceTransform(padded, cv2.DIST_C, 3)[1:-1, 1:-1]
+    return mask & (distance <= d)
+
+
+def reference_map_band(labels: np.ndarray, d: int) -> np.ndarray:
+    return np.logical_or.reduce([reference_band(labels == c, d) for c in np.unique(labels)])
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_band_equals_a_distance_transform_per_class(seed):
+    rng = np.random.default_rng(seed)
+    for _ in range(40):
+        h, w = (int(v) for v in rng.integers(1, 30, size=2))
+        d = int(rng.integers(1, 5))
+        blocky = np.kron(rng.integers(0, 3, size=(h // 4 + 1, w // 4 + 1)), np.ones((4, 4), int))[:h, :w]
+        noisy = rng.integers(0, 3, size=(h, w))
+        for labels in (blocky, noisy, np.zeros((h, w), int)):
+            assert (band(labels.astype(np.uint8), d) == reference_map_band(labels, d)).all(), (h, w, d)
+
+
+def test_square_inside_a_square():
+    labels = np.zeros((9, 9), np.uint8)
+    labels[3:6, 3:6] = 1
+    expected = np.ones((9, 9), bool)
+    expected[2:7, 2:7] = True
+    expected[1:8, 1:8] = False  # the outer square's interior, away from the border...
+    expected[2:7, 2:7] = True  # ...but not next to the inner square
+    expected[4, 4] = False  # the inner square's centre: its 3x3 window is all square
+    assert (band(labels, 1) == expected).all()
+    # d = 2: the 3x3 square is all band, the outer square keeps no interior at all
+    assert band(labels, 2).all()
+
+
+def test_thin_line_and_one_class():
+    labels = np.zeros((7, 11), np.uint8)
+    labels[3, :] = 1  # a one-pixel line across
+    banded = band(labels, 1)
+    assert banded[2:5].all()  # the line and its neighbours
+    assert not banded[1, 1:10].any() and not banded[5, 1:10].any()  # background interior rows
+    one = band(np.zeros((7, 11), np.uint8), 2)
+    assert one.sum() == 7 * 11 - 3 * 7 and not one[2:5, 2:9].any()  # only the border strip of width 2
+
+
+def test_band_width():
+    assert band_width((720, 1280), ratio=0.02) == round(0.02 * np.hypot(720, 1280)) == 29
+    assert band_width((10, 10), ratio=0.02) == 1  # at least one pixel
+    assert band_width((720, 1280), pixels=3) == 3
+
+
+def counts_with_bands(pairs, space=TEN, benchmark=PV) -> FrameCounts:
+    """What the scoring pass stores for these (gt, pred) raw masks: cells and band cells."""
+    plan = band_plan(benchmark, space)
+    cells = [joint_cells(g, p) for g, p in pairs]
+    bands = BandCounts.from_cells(plan.spaces, [plan.frame_cells(g, p) for g, p in pairs])
+    return FrameCounts.from_cells([f"f{i}" for i in range(len(pairs))], cells, bands)
+
+
+def reference_boundary_iou(pairs, to_space, classes, d_of):
+    """Per class I/U summed over frames, from reference_band on each class's masks; void pixels
+    (ground truth 255) are not the class and drop out of every count."""
+    inter, union = np.zeros(classes), np.zeros(classes)
+    for gt, pred in pairs:
+        valid = gt != V
+        g = np.where(valid, to_space[np.minimum(gt, 9)], -1)
+        p = to_space[pred]
+        d = d_of(gt.shape)
+        for c in range(classes):
+            gb = reference_band(g == c, d) & valid
+            pb = reference_band(p == c, d) & valid
+            inter[c] += (gb & pb).sum()
+            union[c] += (gb | pb).sum()
+    return [i / u if u else None for i, u in zip(inter, union)]
+
+
+def random_pairs(seed, frames=4):
+    rng = np.random.default_rng(seed)
+    pairs = []
+    for _ in range(frames):
+        h, w = (int(v) for v in rng.integers(20, 70, size=2))
+        gt = np.kron(rng.integers(0, 10, size=(h // 6 + 1, w // 6 + 1)), np.ones((6, 6), int))[:h, :w].astype(np.uint8)
+        gt[rng.random((h, w)) < 0.05] = V
+        pred = np.where(rng.random((h, w)) < 0.9, np.minimum(gt, 9), rng.integers(0, 10, size=(h, w))).astype(np.uint8)
+        pairs.append((gt, pred))
+    return pairs
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_boundary_iou_equals_the_reference_in_both_report_spaces(seed):
+    pairs = random_pairs(seed)
+    results = evaluate(PV, counts_with_bands(pairs), TEN)
+    d_of = lambda shape: band_width(shape, ratio=0.02)  # noqa: E731
+    tier = reference_boundary_iou(pairs, TIER1, 3, d_of)
+    assert list(results["shared_metrics"]["boundary_iou"].values()) == pytest.approx(tier, rel=1e-12)
+    ten = reference_boundary_iou(pairs, np.arange(10), 10, d_of)
+    assert list(results["paint_state_metrics"]["boundary_iou"].values()) == pytest.approx(ten, rel=1e-12)
+    present = [v for v, c in zip(ten, range(10)) if any((np.minimum(g, 9)[g != V] == c).any() for g, _ in pairs)]
+    assert results["paint_state_metrics"]["mBIoU"] == pytest.approx(np.mean(present), rel=1e-12)
+
+
+def test_void_next_to_a_region_makes_a_boundary_and_counts_nowhere():
+    # 8x8 wall (1) with a void 3x8 strip on top; the prediction is wall everywhere. d = 1.
+    gt = np.ones((8, 8), np.uint8)
+    gt[:3] = V
+    pred = np.ones((8, 8), np.uint8)
+    plan = band_plan(PV, TEN)
+    d = band_width(gt.shape, ratio=0.02)
+    assert d == 1
+    results = evaluate(PV, counts_with_bands([(gt, pred)]), TEN)["paint_state_metrics"]
+    # GT band of wall: row 3 (next to void) and the border columns/row: 8 + 2*4 + 6 = 22 pixels
+    # of the 40 non-void ones. Pred band (all wall): the border strip, of which the non-void part
+    # is rows 3..7's border pixels: 2*5 + 6 = 16. Intersection: the border pixels of rows 3..7
+    # (16); union: 22.
+    assert results["boundary_iou"]["wall_unpainted"] == pytest.approx(16 / 22)
+    assert plan.spaces == ("painting-vision-tier1", "painting-vision-10")
+
+
+def test_band_counts_add_over_shards_and_survive_parquet(tmp_path):
+    pairs = random_pairs(3, frames=5)
+    whole = counts_with_bands(pairs)
+    first, second = counts_with_bands(pairs[:2]), counts_with_bands(pairs[2:])
+    second = FrameCounts(tuple(f"f{i + 2}" for i in range(3)), second.frame, second.gt, second.pred, second.count,
+                         second.bands)
+    merged = FrameCounts.merge([first, second])
+    rows = PV.mapping(TEN, PV.space("painting-vision-tier1")).apply_to_raw(TEN.raw_lut())
+    args = ("painting-vision-tier1", rows, rows, 3, 5)
+    assert (merged.bands.tallies(*args) == whole.bands.tallies(*args)).all()
+    write_counts(tmp_path / "c.parquet", merged, {"benchmark": "painting-vision", "split": "test", "model": {}})
+    again, meta = read_counts(tmp_path / "c.parquet")
+    assert meta["band_spaces"] == list(whole.bands.spaces)
+    assert (again.bands.tallies(*args) == whole.bands.tallies(*args)).all()
+    assert evaluate(PV, again, TEN) == evaluate(PV, whole, TEN)
+
+
+def test_counts_without_bands_in_the_space_are_refused_and_without_any_are_undefined():
+    gt = np.ones((4, 4), np.uint8)
+    plain = FrameCounts.from_cells(["f0"], [joint_cells(gt, gt)])
+    shared = evaluate(PV, plain, TEN)["shared_metrics"]  # e.g. counts made from histograms alone
+    assert shared["mBIoU"] is None and set(shared["boundary_iou"].values()) == {None} and shared["mIoU"] == 1.0
+    other = FrameCounts.from_cells(["f0"], [joint_cells(gt, gt)], BandCounts(("painting-vision-10",)))
+    with pytest.raises(SegbenchError, match="no boundary bands in 'painting-vision-tier1'"):
+        evaluate(PV, other, TEN)
+
+
+def test_a_boundary_metric_needs_the_band_width():
+    doc = copy.deepcopy(read_yaml(benchmark_path("painting-vision")))
+    del doc["scoring"]["boundary"]
+    with pytest.raises(SegbenchError, match="need the band width 'scoring/boundary'"):
+        parse_benchmark(doc, benchmark_path("painting-vision"))
+
+
+def test_band_cells_hold_only_pixels_in_a_band():
+    gt = np.zeros((9, 9), np.uint8)
+    gt[3:6, 3:6] = 1
+    cells, counts = band_cells(gt, gt, np.arange(256), np.arange(256), 1)
+    flags, values = cells >> 16, cells & 0xFFFF
+    assert set(flags.tolist()) == {3}  # the same map on both sides: every band pixel is in both bands
+    assert counts.sum() == band(gt, 1).sum() == 81 - 24 - 1  # all but the 24 outer-interior pixels and the centre
+    assert dict(zip(values.tolist(), counts.tolist())) == {0: 81 - 24 - 9, (1 << 8) | 1: 8}
+
+
+def test_intervals_of_the_boundary_metrics():
+    pairs = random_pairs(4, frames=6)
+    counts = counts_with_bands(pairs)
+    groups = {f"f{i}": f"w{i // 2}" for i in range(6)}
+    document = bootstrap(PV, Subject("m", counts, TEN), groups, resamples=30, seed=0)
+    interval = document["intervals"]["shared_metrics.mBIoU"]
+    assert interval["value"] == pytest.approx(evaluate(PV, counts, TEN)["shared_metrics"]["mBIoU"])
+    assert interval["low"] <= interval["value"] <= interval["high"]
+    # One wall drawn three times is the whole split three times: the same ratio.
+    same = {f"f{i}": "w0" for i in range(6)}
+    collapsed = bootstrap(PV, Subject("m", counts, TEN), same, resamples=5, seed=0)["intervals"]["shared_metrics.mBIoU"]
+    assert collapsed["low"] == pytest.approx(collapsed["value"]) == pytest.approx(collapsed["high"])
