@@ -200,3 +200,25 @@ def test_intervals_of_the_boundary_metrics():
     same = {f"f{i}": "w0" for i in range(6)}
     collapsed = bootstrap(PV, Subject("m", counts, TEN), same, resamples=5, seed=0)["intervals"]["shared_metrics.mBIoU"]
     assert collapsed["low"] == pytest.approx(collapsed["value"]) == pytest.approx(collapsed["high"])
+
+
+def test_the_scoring_pass_counts_the_bands_beside_the_cells(tmp_path):
+    from pv_fixtures import make_dataset, write_png
+    from segbench.datasets.painting_vision import read_frames
+    from segbench.scoring import score_constant, score_predictions
+
+    pairs = random_pairs(5, frames=2)
+    data = make_dataset(tmp_path, [(f"f{i}", f"w{i}", "test", gt) for i, (gt, _) in enumerate(pairs)])
+    frames = read_frames(data, PV.splits)
+    for i, (_, pred) in enumerate(pairs):
+        write_png(tmp_path / "preds" / f"f{i}.png", pred)
+    scored = score_predictions(frames, tmp_path / "preds", TEN, TEN, bands=band_plan(PV, TEN))
+    expected = counts_with_bands(pairs)
+    assert scored.frame_ids == expected.frame_ids
+    for field in ("frame", "space", "flags", "gt", "pred", "count"):
+        assert np.array_equal(getattr(scored.bands, field), getattr(expected.bands, field)), field
+    # The floor: its constant map's band is the border strip of each frame.
+    floor = score_constant(frames, PV.floor_class, TEN, bands=band_plan(PV, TEN))
+    constant = counts_with_bands([(gt, np.zeros_like(gt)) for gt, _ in pairs])
+    assert np.array_equal(floor.bands.count, constant.bands.count)
+    assert evaluate(PV, floor, TEN) == evaluate(PV, constant, TEN)

@@ -93,6 +93,21 @@ def test_intervals_beside_the_records(repo):
     assert "shared_metrics.mIoU.ci_low" in (repo / "results" / "leaderboard.csv").read_text().splitlines()[0]
 
 
+def test_every_metric_in_the_results_the_spec_fields_in_the_record(repo):
+    metrics = json.loads((repo / RESULTS / "best" / "metrics.json").read_text())["results"]["shared_metrics"]
+    record = json.loads((repo / RESULTS / "best" / "submission.json").read_text())["shared_metrics"]
+    assert list(record) == ["mIoU", "iou", "window_precision", "window_recall"]
+    assert {k: metrics[k] for k in record} == record
+    assert 0 < metrics["mBIoU"] < metrics["mIoU"] <= 1 and metrics["aAcc"] > 0  # boundaries are harder
+    long = (repo / "results" / "tables" / "long.csv").read_text().splitlines()
+    assert long[0] == "benchmark,split,model,report,metric,class,value,low,high"
+    assert any(line.startswith("painting-vision,test,best,shared_metrics,boundary_iou,wall,") for line in long)
+    table = (repo / "results" / "tables" / "painting-vision" / "test" / "shared_metrics.md").read_text()
+    assert "### `shared_metrics.boundary_iou` by class" in table
+    compact = (repo / "results" / "leaderboard.md").read_text()
+    assert max(len(line) for line in compact.splitlines()) <= 100 and "aAcc" not in compact
+
+
 def test_bootstrap_is_reproducible(repo):
     first = (repo / RESULTS / "best" / "uncertainty.json").read_bytes()
     counts = sorted(str(p.relative_to(repo)) for p in (repo / RESULTS / "best" / "counts").glob("*.parquet"))
