@@ -137,9 +137,12 @@ def test_long_format_has_one_row_per_value():
         {"benchmark": "bench-a", "split": "test", "model": "alpha", "report": "second", "metric": "aAcc",
          "class": "", "value": "0.9", "low": "", "high": ""},
     ]
-    # bench-a: three models of 5 values, its floor 3 (its document has no `second`, no sky);
-    # bench-b: one model, and a floor without a metrics document (the spec fields only): 2.
-    assert len(rows) == 3 * 5 + 3 + 5 + 2
+    # bench-a: three models of 5 values, its floor 4 (no `second`; sky, which its document lacks,
+    # empty: every class of the group); bench-b: one model, and a floor without a metrics
+    # document (the spec fields only): 2.
+    assert len(rows) == 3 * 5 + 4 + 5 + 2
+    assert {"benchmark": "bench-a", "split": "test", "model": "floor", "report": "main", "metric": "dice",
+            "class": "sky", "value": "", "low": "", "high": ""} in rows
 
 
 def test_report_tables_name_report_metric_and_class():
@@ -198,3 +201,13 @@ def test_collapsed_tables_sort_in_a_headless_browser(tmp_path):
     assert by_class["initial"] == ["road", "sky"]
     ascending, _ = by_class["clicks"]["gamma"]
     assert ascending["order"] == ["road", "sky"]  # sky is undefined: empty values sort last
+
+
+def test_a_report_that_does_not_apply_keeps_its_per_class_metrics_per_class():
+    board = groups()
+    base = next(r for r in board[0]["rows"] if r["model"] == "base")
+    base["results"] = {"main": {"mIoU": None, "acc": None, "dice": None}, "second": {"aAcc": None}}  # a null report
+    assert leaderboard.report_metrics(board[0], "main") == (["mIoU", "acc"], ["dice"])
+    rows = [r for r in leaderboard.long_rows(board) if r["model"] == "base" and r["metric"] == "dice"]
+    assert [(r["class"], r["value"]) for r in rows] == [("road", None), ("sky", None)]
+    assert "main.dice |" not in leaderboard.report_tables(board)["bench-a/test/main.md"]

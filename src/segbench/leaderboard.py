@@ -207,19 +207,23 @@ LONG_COLUMNS = ("benchmark", "split", "model", "report", "metric", "class", "val
 
 def long_rows(groups: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """One row per (benchmark, split, model, report, metric, class): class is empty for a
-    scalar metric, low/high its 95% bootstrap interval (empty for per-class values)."""
+    scalar metric, low/high its 95% bootstrap interval (empty for per-class values). A report
+    that does not apply to a model gives its classes' rows with empty values."""
     out = []
     for group in groups:
+        per_class = {report: report_metrics(group, report)[1] for report in report_keys(group)}
         for row in group["rows"]:
             for report, block in row["results"].items():
-                for metric, value in block.items():
-                    base = {"benchmark": group["benchmark"], "split": group["split"], "model": row["model"],
-                            "report": report, "metric": metric}
-                    if isinstance(value, dict):
-                        out += [{**base, "class": c, "value": v, "low": None, "high": None} for c, v in value.items()]
+                base = {"benchmark": group["benchmark"], "split": group["split"], "model": row["model"], "report": report}
+                for metric in block:
+                    if metric in per_class[report]:
+                        values = block[metric] or {}
+                        out += [{**base, "metric": metric, "class": c, "value": values.get(c), "low": None, "high": None}
+                                for c in class_names(group, report, metric)]
                     else:
                         _, low, high = interval(row, f"{report}.{metric}")
-                        out.append({**base, "class": None, "value": value, "low": low, "high": high})
+                        out.append({**base, "metric": metric, "class": None, "value": block[metric], "low": low,
+                                    "high": high})
     return out
 
 
@@ -320,13 +324,16 @@ def report_keys(group: dict[str, Any]) -> list[str]:
 
 
 def report_metrics(group: dict[str, Any], report: str) -> tuple[list[str], list[str]]:
-    """The report's (scalar, per-class) metric keys, in definition order."""
-    scalar: dict[str, None] = {}
-    per_class: dict[str, None] = {}
+    """The report's (scalar, per-class) metric keys, in definition order; a metric is per-class
+    when any row holds a {class: value} for it (a report that does not apply holds nulls)."""
+    keys: dict[str, None] = {}
+    per_class: set[str] = set()
     for row in group["rows"]:
-        for metric, value in row["results"].get(report, {}).items():
-            (per_class if isinstance(value, dict) else scalar)[metric] = None
-    return list(scalar), list(per_class)
+        for metric, value in (row["results"].get(report) or {}).items():
+            keys[metric] = None
+            if isinstance(value, dict):
+                per_class.add(metric)
+    return [k for k in keys if k not in per_class], [k for k in keys if k in per_class]
 
 
 def class_names(group: dict[str, Any], report: str, metric: str) -> list[str]:
