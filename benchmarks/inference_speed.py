@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/inference_speed.py [--frames 64] [--device cpu] [--rounds 5] [--threads N]
 
 The pipeline is `segbench.inference.run_inference`, the function the `segbench infer` step
-(steps.infer) calls, with the arguments it passes: real image files of a configured dataset
+(segbench.steps.inference.infer) calls, with the arguments it passes: real image files of a configured dataset
 (the embedded default's Painting Vision frames in `data/` unless told otherwise), read through
 the dataset's own reader from a temporary copy (hard links; the source frames are repeated to
 reach --frames), decoded, resized to the benchmark's inference size, batched, run through the
@@ -55,7 +55,9 @@ import torch
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))  # run from a checkout without installing
 
-from segbench import inference, steps  # noqa: E402
+from segbench import inference  # noqa: E402
+from segbench.spec import ModelSpec  # noqa: E402
+from segbench.steps.frames import frames_of_split  # noqa: E402
 from segbench.config import load_config  # noqa: E402
 from segbench.definitions import load_benchmark  # noqa: E402
 from segbench.models import load_model  # noqa: E402
@@ -134,8 +136,8 @@ def synchronize(device: torch.device) -> None:
 
 def source_frames(benchmark, data: Path, split: str | None):
     if split:
-        return steps.frames_of_split(benchmark, data, split)
-    return sorted((f for s in benchmark.splits for f in steps.frames_of_split(benchmark, data, s)), key=lambda f: f.frame_id)
+        return frames_of_split(benchmark, data, split)
+    return sorted((f for s in benchmark.splits for f in frames_of_split(benchmark, data, s)), key=lambda f: f.frame_id)
 
 
 def kinds_and_modes(args: argparse.Namespace) -> int:
@@ -149,7 +151,7 @@ def kinds_and_modes(args: argparse.Namespace) -> int:
 
     benchmark = load_benchmark(args.benchmark)
     config = load_config(args.config)
-    spec = steps.ModelSpec.from_config(config, args.model)
+    spec = ModelSpec.from_config(config, args.model)
     if spec.kind != "checkpoint":
         raise SystemExit(f"--kinds-and-modes converts a checkpoint; model '{spec.name}' is a {spec.kind}")
     data = args.data or REPO / config["benchmarks"][args.benchmark]["data"]
@@ -160,7 +162,7 @@ def kinds_and_modes(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="segbench-kinds-") as tmp:
         tmp = Path(tmp)
         repeated_dataset(source_frames(benchmark, data, args.split), tmp / "data", args.frames)
-        frames = steps.frames_of_split(benchmark, tmp / "data", "test")
+        frames = frames_of_split(benchmark, tmp / "data", "test")
         cpu_model = load_model("checkpoint", checkpoint, benchmark, None, "cpu")
         save_torchscript(tmp / "model.ts", cpu_model.module, cpu_model.label_space,
                          read_checkpoint(checkpoint)["normalization"], cpu_model.stride)
@@ -209,7 +211,7 @@ def main(argv: list[str] | None = None) -> int:
         return kinds_and_modes(args)
     benchmark = load_benchmark(args.benchmark)
     config = load_config(args.config)
-    spec = steps.ModelSpec.from_config(config, args.model)
+    spec = ModelSpec.from_config(config, args.model)
     data = args.data or REPO / config["benchmarks"][args.benchmark]["data"]
     batch_size = args.batch_size or config["inference"]["batch_size"]
     size = spec.inference_size or benchmark.inference_size
@@ -220,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="segbench-speed-") as tmp:
         tmp = Path(tmp)
         repeated_dataset(source_frames(benchmark, data, args.split), tmp / "data", args.frames)
-        frames = steps.frames_of_split(benchmark, tmp / "data", "test")  # the format's own reader
+        frames = frames_of_split(benchmark, tmp / "data", "test")  # the format's own reader
 
         def pipeline(out: Path) -> tuple[float, float]:
             return timed(lambda: inference.run_inference(model, frames, out, size, batch_size, progress=False,

@@ -35,7 +35,9 @@ from segbench.models.architectures import build
 from segbench.models.checkpoint import save_checkpoint
 from segbench.models.torchscript import save_torchscript
 from segbench.provenance import build_manifest, sha256_file, write_manifest
-from segbench.steps import frames_of_split, metrics_document, write_json
+from segbench.fileio import write_json
+from segbench.steps.frames import frames_of_split
+from segbench.steps.metrics import metrics_document
 
 ROOT = Path(__file__).resolve().parents[1]
 PV = load_benchmark("painting-vision")
@@ -626,18 +628,17 @@ def _(w: World, tmp: Path) -> Run:
     for name, doc in (("identity.json", {"name": "best"}), ("metrics.json", {}), ("floor.json", {}),
                       ("dataset_id.json", {"dataset_id": "pv1:x"})):
         (tmp / name).write_text(json.dumps(doc))
-    return Run("cli", ["submit", "--model", "best", "--config", str(ROOT / "config" / "config.yaml"),
-                       "--metrics", str(tmp / "metrics.json"), "--floor-metrics", str(tmp / "floor.json"),
+    return Run("cli", ["submit", "--metrics", str(tmp / "metrics.json"), "--floor-metrics", str(tmp / "floor.json"),
                        "--identity", str(tmp / "identity.json"), "--dataset-id", str(tmp / "dataset_id.json"),
                        "--out", str(tmp / "out" / "submission.json")], 1, ("identity.json", "checkpoint_sha256"))
 
 
-@case("cli-leaderboard-record-missing-shared-metrics")
+@case("cli-results-record-missing-shared-metrics")
 def _(w: World, tmp: Path) -> Run:
     record = json.loads(w.record.read_text())
     del record["shared_metrics"]
     (tmp / "record.json").write_text(json.dumps(record))
-    return Run("cli", ["leaderboard", "--submissions", str(tmp / "record.json"), "--floors", str(w.floor_metrics),
+    return Run("cli", ["results", "--submissions", str(tmp / "record.json"), "--floors", str(w.floor_metrics),
                        "--out", str(tmp / "out" / "board")], 1, ("record.json", "shared_metrics"))
 
 

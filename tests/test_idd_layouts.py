@@ -32,7 +32,9 @@ from segbench.models.architectures import build
 from segbench.models.checkpoint import save_checkpoint
 from segbench.oneshot import main
 from segbench.provenance import build_manifest, read_manifest, verify_manifest, write_manifest
-from segbench.steps import ModelSpec, dataset_manifest, infer
+from segbench.spec import ModelSpec
+from segbench.steps.dataset_identity import dataset_manifest
+from segbench.steps.inference import infer
 from segbench.synthetic.training import IMAGENET
 from segbench.uploads import export_upload, manifest_frames
 

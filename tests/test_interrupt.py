@@ -8,7 +8,8 @@ import sys
 import time
 from pathlib import Path
 
-from segbench import cli, steps
+from segbench import cli
+from segbench.steps import metrics as metrics_step
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -38,7 +39,7 @@ def test_ctrl_c_in_a_cli_step(tmp_path, monkeypatch, capsys):
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(steps, "metrics_document", interrupted)
+    monkeypatch.setattr(metrics_step, "metrics_document", interrupted)
     assert cli.main(["metrics", "--counts", str(tmp_path / "c.parquet"), "--out", str(tmp_path / "m.json")]) == 130
     err = capsys.readouterr().err
     assert err.startswith("segbench: interrupted") and "Traceback" not in err

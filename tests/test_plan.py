@@ -1,7 +1,8 @@
-"""The workflow's plan (segbench.plan): shard sizes within max_shards, the dataset fingerprint."""
+"""The workflow's plan (segbench.plan): shards by a hash of the frame id within max_shards, the dataset fingerprint."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from segbench.config import check_config
 from segbench.datasets import read_dataset
 from segbench.definitions import load_benchmark
 from segbench.plan import BenchmarkPlan, Plan
+from segbench.spec import shard_of, shard_total
 
 
 @pytest.fixture
@@ -26,33 +28,54 @@ def planned(data: Path, shard_size: int, max_shards: int | None, manifest: Path 
                          shard_size, max_shards)
 
 
-@pytest.mark.parametrize(("frames", "shard_size", "max_shards", "size", "shards"), [
-    (16, 8, 100, 8, 2),            # the embedded default: max_shards changes nothing
-    (16, 8, None, 8, 2),
-    (20000, 8, 100, 200, 100),     # a large split: shards grow so that there are max_shards of them
-    (20001, 8, 100, 201, 100),
-    (20000, 8, None, 8, 2500),
-    (20000, 500, 100, 500, 40),    # shard_size stays a lower bound
-    (1, 8, 100, 8, 1),
+@pytest.mark.parametrize(("frames", "shard_size", "max_shards", "shards"), [
+    (16, 8, 100, 2),          # the embedded default
+    (16, 8, None, 2),
+    (17, 8, 100, 4),          # ceil(17 / 8) = 3, rounded up to a power of two
+    (2000, 8, 100, 100),      # 250 -> 256, then max_shards
+    (20000, 8, 100, 100),
+    (20000, 8, None, 4096),   # 2500 -> 4096
+    (20000, 500, 100, 64),    # 40 -> 64
+    (1, 8, 100, 1),
+    (0, 8, 100, 1),           # an empty split still has one (empty) shard
 ])
-def test_shard_size_grows_to_keep_within_max_shards(monkeypatch, frames, shard_size, max_shards, size, shards):
-    plan = planned(Path("data"), shard_size, max_shards)
-    monkeypatch.setattr(BenchmarkPlan, "split_frames", lambda self, split: list(range(frames)))
-    assert plan.split_shard_size("test") == size
-    assert len(plan.shards("test")) == shards
-    covered = [i for shard in plan.shards("test") for i in plan.shard_frames("test", shard)]
-    assert covered == list(range(frames))  # every frame once, in order
+def test_shard_total(frames, shard_size, max_shards, shards):
+    assert shard_total(frames, shard_size, max_shards) == shards
 
 
-def test_shards_partition_the_split_in_manifest_order(data: Path, tmp_path: Path):
+def test_shard_of_is_a_stable_hash_of_the_frame_id():
+    # sha256("w0_f0") begins 0x92a5... : independent of Python's hash seed and of the other frames
+    digest = int(hashlib.sha256(b"w0_f0").hexdigest()[:16], 16)
+    assert shard_of("w0_f0", 7) == digest % 7
+    assert [shard_of("w0_f0", k) for k in (1, 2, 4)] == [0, digest % 2, digest % 4]
+
+
+def test_adding_or_removing_a_frame_moves_no_other_frame():
+    ids = [f"frame{i:05d}" for i in range(2000)]
+
+    def shards_of(frame_ids):
+        total = shard_total(len(frame_ids), 8, 100)
+        return {i: shard_of(i, total) for i in frame_ids}
+
+    before = shards_of(ids)
+    assert len(set(before.values())) == 100
+    added = shards_of(ids + ["frame99999"])
+    assert {k: v for k, v in added.items() if k != "frame99999"} == before
+    assert shards_of(ids[1:]) == {k: v for k, v in before.items() if k != ids[0]}
+
+
+def test_shards_partition_the_split_in_frame_id_order(data: Path, tmp_path: Path):
     benchmark = load_benchmark("painting-vision")
     manifest = tmp_path / "manifest.json"
     provenance.write_manifest(manifest, provenance.build_manifest(data, read_dataset(benchmark, data)))
     plan = planned(data, 3, 4, manifest)
     test = [f.frame_id for f in plan.split_frames("test")]
     assert test == sorted(f"w{w}_f{f}" for w in range(4) for f in range(5))
-    assert plan.split_shard_size("test") == 5 and plan.shards("test") == [0, 1, 2, 3]
-    assert [f.frame_id for s in plan.shards("test") for f in plan.shard_frames("test", s)] == test
+    assert plan.shards("test") == [0, 1, 2, 3]  # ceil(20 / 3) = 7 -> 8, then max_shards 4
+    parts = [[f.frame_id for f in plan.shard_frames("test", s)] for s in plan.shards("test")]
+    assert sorted(i for part in parts for i in part) == test  # every frame once
+    for s, part in enumerate(parts):
+        assert part == sorted(part) and all(shard_of(i, 4) == s for i in part)
     # the same frames without a manifest (from frames.csv)
     assert [f.frame_id for f in planned(data, 3, 4).split_frames("test")] == test
 

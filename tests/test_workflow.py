@@ -1,13 +1,16 @@
 """End-to-end runs of the workflow in a temporary copy of the repository.
 
 One copy goes through the sequence a maintainer lives through: a fresh run (restoring the pinned
-inputs with dvc), a no-op re-run, adding a model, a metric-code change, and a one-label change.
+inputs with dvc), a no-op re-run, adding a model, a metric-code change, a one-label change; then
+the graph's promises on the same copy (tests/test_graph.py): the resolved config honoured, and
+each kind of change redoing exactly the work it affects, counted from the jobs that ran.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -51,6 +54,20 @@ def planned_jobs(repo: Path) -> dict[str, int]:
         if len(parts) == 2 and parts[1].isdigit() and parts[0] not in ("total", "job"):
             jobs[parts[0]] = int(parts[1])
     return jobs
+
+
+def executed_jobs(output: str) -> dict[str, int]:
+    """Rule -> how many of its jobs a run executed (from Snakemake's log of the run)."""
+    jobs: dict[str, int] = {}
+    for match in re.finditer(r"^(?:local)?(?:rule|checkpoint) (\w+):$", output, re.M):
+        jobs[match.group(1)] = jobs.get(match.group(1), 0) + 1
+    return jobs
+
+
+def run_jobs(repo: Path, *args: str) -> dict[str, int]:
+    """Run the workflow (extra arguments: targets, --configfile, ...) and count the jobs it ran."""
+    done = run(repo, "snakemake", "--cores", "2", *args)
+    return executed_jobs(done.stdout + done.stderr)
 
 
 def leaderboard(repo: Path) -> dict:
@@ -208,3 +225,132 @@ def test_failing_audit_stops_before_inference(tmp_path: Path, first_run: Path):
     assert "results/painting-vision/audit.json" in out.stderr
     assert test_wall in out.stderr
     assert not (repo / "results" / "painting-vision" / "test").exists()  # no inference ran
+
+
+# --- the graph tells the truth (issue 11), on the same copy ---------------------------------------
+# Each scenario runs only the results table's target (`leaderboard`): the plots re-run exactly like
+# the table's other inputs, and leaving them out keeps the suite's time down.
+
+
+def pinned_change(repo: Path, edit) -> None:
+    """Change the dataset with `edit(repo)`, then re-pin its manifest as a maintainer does."""
+    edit(repo)
+    run(repo, "segbench", "manifest", "--data", "data", "--out", "data_manifest.json")
+
+
+def test_touched_files_rerun_only_identity_checks(first_run: Path):
+    run_jobs(first_run)  # bring everything (plots too) up to date after the label change above
+    label = label_of_a_test_frame(first_run)
+    image = next((first_run / "data" / "images").glob(f"{label.stem}.*"))
+    for path in (label, image, first_run / "artifacts" / "best.pt", *(first_run / "artifacts" / "segformer-ade").iterdir()):
+        os.utime(path)  # same bytes, new time (as touch, a re-checkout or dvc checkout leave them)
+    jobs = run_jobs(first_run)
+    assert set(jobs) <= {"dataset_identity", "checkpoint_identity"} and jobs.get("dataset_identity") == 1, jobs
+    assert planned_jobs(first_run) == {}
+
+
+def test_a_label_fix_rescores_one_shard_without_inference(first_run: Path):
+    from PIL import Image
+    import numpy as np
+
+    def fix_label(repo: Path) -> None:
+        label = label_of_a_test_frame(repo)
+        mask = np.array(Image.open(label))
+        mask[:4, :4] = 9 if mask[0, 0] != 9 else 8
+        Image.fromarray(mask).save(label)
+
+    pinned_change(first_run, fix_label)
+    jobs = run_jobs(first_run, "leaderboard")
+    models = 3  # best, best-320, segformer-ade: one shard each (the frame's), and the floor's shard
+    assert "infer" not in jobs
+    assert jobs["score"] == models and jobs["score_floor"] == 1
+    assert jobs["dataset_identity"] == 1 and jobs["audit"] == 1  # the audit still runs on a changed dataset
+    assert jobs["metrics"] == models + 1 and jobs["submission"] == models
+
+
+def test_an_image_change_reruns_the_inference_of_its_shard_only(first_run: Path):
+    from PIL import Image
+    import numpy as np
+
+    def change_image(repo: Path) -> None:
+        image = next((repo / "data" / "images").glob(f"{label_of_a_test_frame(repo).stem}.*"))
+        pixels = np.array(Image.open(image))
+        pixels[:8, :8] = 255 - pixels[:8, :8]
+        Image.fromarray(pixels).save(image)
+
+    pinned_change(first_run, change_image)
+    jobs = run_jobs(first_run, "leaderboard")
+    assert jobs["infer"] == 3 and jobs["score"] == 3 and "score_floor" not in jobs, jobs
+
+
+def test_removing_a_frame_changes_one_shard_per_model(first_run: Path):
+    def drop_frame(repo: Path) -> None:
+        frames_csv = repo / "data" / "frames.csv"
+        lines = frames_csv.read_text().splitlines()
+        frame = label_of_a_test_frame(repo).stem
+        frames_csv.write_text("\n".join(l for l in lines if not l.startswith(f"{frame},")) + "\n")
+        (repo / "data" / "labels" / f"{frame}.png").unlink()
+        for image in (repo / "data" / "images").glob(f"{frame}.*"):
+            image.unlink()
+
+    pinned_change(first_run, drop_frame)
+    jobs = run_jobs(first_run, "leaderboard")
+    assert jobs["infer"] == 3 and jobs["score"] == 3 and jobs["score_floor"] == 1, jobs  # 15 frames: still 2 shards
+
+
+def test_code_changes_rerun_the_steps_that_import_the_code(first_run: Path):
+    run_jobs(first_run)
+    source = first_run / "src" / "segbench"
+    original = (source / "inference.py").read_text()
+    (source / "inference.py").write_text(original + "\n")
+    jobs = planned_jobs(first_run)
+    assert jobs["infer"] == 6 and jobs["score"] == 6 and "score_floor" not in jobs  # PV 3 x 2 shards
+    (source / "inference.py").write_text(original)
+    assert planned_jobs(first_run) == {}  # the same bytes again: nothing
+    (source / "synthetic" / "training.py").write_text((source / "synthetic" / "training.py").read_text() + "\n")
+    assert planned_jobs(first_run) == {}  # a module no step imports
+
+
+def another_checkpoint(repo: Path) -> Path:
+    """A second ten-class checkpoint: the embedded model with one weight tensor halved."""
+    import torch
+
+    doc = torch.load(repo / "artifacts" / "best.pt", weights_only=True)
+    name = next(k for k, v in doc["state_dict"].items() if v.is_floating_point())
+    doc["state_dict"][name] = doc["state_dict"][name] * 0.5
+    path = repo / "artifacts" / "other.pt"
+    torch.save(doc, path)
+    return path
+
+
+def test_a_configfile_is_honoured_by_every_job(first_run: Path):
+    other = another_checkpoint(first_run)
+    config = yaml.safe_load((first_run / "config" / "config.yaml").read_text())
+    config["models"]["best"]["path"] = "artifacts/other.pt"
+    (first_run / "my.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    jobs = run_jobs(first_run, "--configfile", "my.yaml", "leaderboard")
+    # only that model's jobs: its identity, inference and scoring of both shards, its records
+    assert jobs["checkpoint_identity"] == 1 and jobs["infer"] == 2 and jobs["score"] == 2, jobs
+    assert "score_floor" not in jobs and jobs["submission"] == 1
+    record = json.loads((first_run / "results" / "painting-vision" / "test" / "best" / "submission.json").read_text())
+    from segbench.provenance import sha256_file
+
+    assert record["checkpoint_sha256"] == sha256_file(other)
+    run(first_run, sys.executable, "benchmark.py", "--data", "data", "--checkpoint", "artifacts/other.pt",
+        "--split", "test", "--emit-submission", "other.json")
+    oneshot = json.loads((first_run / "other.json").read_text())
+    assert oneshot["checkpoint_sha256"] == record["checkpoint_sha256"]
+    assert oneshot["shared_metrics"] == record["shared_metrics"]  # its numbers, not the old checkpoint's
+
+
+def test_a_config_override_is_honoured_too(first_run: Path):
+    # back to the committed config, then the same model path through --config
+    jobs = run_jobs(first_run, "leaderboard")
+    assert jobs["infer"] == 2 and jobs["checkpoint_identity"] == 1
+    before = json.loads((first_run / "results" / "painting-vision" / "test" / "best" / "submission.json").read_text())
+    run_jobs(first_run, "--config", "models={best: {kind: checkpoint, path: artifacts/other.pt, "
+             "label_space: painting-vision-10}}", "leaderboard")
+    after = json.loads((first_run / "results" / "painting-vision" / "test" / "best" / "submission.json").read_text())
+    from segbench.provenance import sha256_file
+
+    assert after["checkpoint_sha256"] == sha256_file(first_run / "artifacts" / "other.pt") != before["checkpoint_sha256"]

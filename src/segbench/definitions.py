@@ -84,6 +84,9 @@ class Benchmark:
     floor_compare_on: tuple[str, str]
     reports: tuple[ReportSpec, ...]
     source: Path
+    # Every file the definition was built from (itself, its label spaces, its mapping files):
+    # what the workflow's rules declare, so that changing any of them re-runs what reads it.
+    files: tuple[Path, ...] = ()
 
     def space(self, name: str) -> LabelSpace:
         try:
@@ -235,4 +238,6 @@ def parse_benchmark(doc: dict[str, Any], path: Path) -> Benchmark:
         floor_compare_on=(report_key, metric_key),
         reports=tuple(reports),
         source=path,
+        files=(path, *(config_dir() / "label_spaces" / f"{n}.yaml" for n in doc["label_spaces"]),
+               *(config_dir() / "mappings" / f"{n}.yaml" for n in doc.get("mapping_files", []))),
     )

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import csv
+import io
+import json
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from .errors import SegbenchError
 
@@ -79,3 +83,42 @@ def atomic_write_texts(texts: Mapping[Path, str]) -> None:
         for _, earlier in placed:
             if earlier is not None:
                 discard(earlier)
+
+
+def write_text(path: Path, text: str) -> None:
+    atomic_write_text(path, text)
+
+
+def write_json(path: Path, document: Any) -> None:
+    """Write `document` as indented UTF-8 JSON with a trailing newline, atomically."""
+    atomic_write_text(path, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+
+
+def read_json(path: Path) -> Any:
+    try:
+        return json.loads(Path(path).read_text())
+    except FileNotFoundError:
+        raise SegbenchError(f"{path}: file not found") from None
+    except json.JSONDecodeError as exc:
+        raise SegbenchError(f"{path}: not JSON ({exc})") from None
+
+
+def read_json_fields(path: Path, fields: Sequence[str]) -> dict[str, Any]:
+    """A JSON object that must have `fields`; the missing ones are named."""
+    document = read_json(path)
+    if not isinstance(document, dict):
+        raise SegbenchError(f"{path}: expected a JSON object, got {type(document).__name__}")
+    missing = [f for f in fields if f not in document]
+    if missing:
+        raise SegbenchError(f"{path}: missing field(s) {missing}")
+    return document
+
+
+def write_csv_rows(path: Path, rows: list[dict]) -> None:
+    """Rows as CSV, the columns in order of first appearance; None is written as an empty cell."""
+    out = io.StringIO()
+    names = list(dict.fromkeys(k for row in rows for k in row))
+    writer = csv.DictWriter(out, fieldnames=names, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows({k: "" if row.get(k) is None else row.get(k) for k in names} for row in rows)
+    atomic_write_text(path, out.getvalue())

@@ -15,7 +15,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from . import steps
 from .config import load_config
 from .definitions import load_benchmark
 from .errors import AuditFailed, SegbenchError
@@ -23,6 +22,15 @@ from .evaluation import record_results
 from .fileio import atomic_write_texts
 from .archives import ARCHIVE_SUFFIXES, is_archive
 from .submission import dumps
+from .spec import ModelSpec
+from .steps.audit import run_audit
+from .steps.dataset_identity import dataset_manifest
+from .steps.frames import frames_of_split
+from .steps.inference import infer
+from .steps.metrics import metrics_document
+from .steps.model_identity import model_identity
+from .steps.scoring import check_predictions, score_floor, score_model
+from .steps.submission import inference_record, submission_record
 from .table import flatten, render_text
 
 
@@ -112,16 +120,19 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def evaluate_model(args: argparse.Namespace, benchmark: Any, frames: list, spec: steps.ModelSpec, work: Path) -> dict[str, Any]:
+def evaluate_model(args: argparse.Namespace, benchmark: Any, frames: list, spec: ModelSpec, space: Any,
+                   work: Path) -> dict[str, Any]:
     folder = work / spec.name
-    predictions = None
     if spec.kind != "predictions":
-        with timed(f"inference: {spec.name}"):
-            steps.infer(benchmark, frames, spec, folder / "predictions", args.batch_size, args.device, progress=True)
         predictions = folder / "predictions"
+        with timed(f"inference: {spec.name}"):
+            infer(benchmark, frames, spec, predictions, args.batch_size, args.device, progress=True)
+    else:
+        predictions = spec.path
     with timed(f"scoring: {spec.name}"):
-        steps.score(benchmark, frames, spec, predictions, folder / "counts.parquet", frames[0].split)
-        return steps.metrics_document(benchmark, [folder / "counts.parquet"])
+        score_model(benchmark, frames, spec.name, spec.kind, space, predictions, folder / "counts.parquet",
+                    frames[0].split)
+        return metrics_document(benchmark, [folder / "counts.parquet"])
 
 
 def run(args: argparse.Namespace) -> None:
@@ -129,10 +140,10 @@ def run(args: argparse.Namespace) -> None:
     split = args.split or benchmark.default_split
     benchmark.check_split(split)
     config = load_config(args.config) if args.baseline else None
-    baselines = [steps.ModelSpec.from_config(config, name) for name in args.baseline] if config else []
+    baselines = [ModelSpec.from_config(config, name) for name in args.baseline] if config else []
     kind = args.checkpoint_kind or checkpoint_kind(args.checkpoint)
     block = inference_block(args)
-    model = steps.ModelSpec.from_entry(model_name(args.checkpoint), {
+    model = ModelSpec.from_entry(model_name(args.checkpoint), {
         "kind": kind, "path": str(args.checkpoint), "label_space": args.label_space,
         "inference_size": args.inference_size,
         **({} if kind == "predictions" and block == {"mode": "whole"} else {"inference": block}),
@@ -140,20 +151,22 @@ def run(args: argparse.Namespace) -> None:
     work = args.work_dir / benchmark.name / split
 
     with timed("dataset identity"):
-        manifest = steps.dataset_manifest(benchmark, args.data, args.dataset_manifest)
+        manifest = dataset_manifest(benchmark, args.data, args.dataset_manifest)
     print(f"dataset_id: {manifest['dataset_id']}" + (" (verified against the manifest)" if args.dataset_manifest else ""))
-    frames = steps.frames_of_split(benchmark, args.data, split)
+    frames = frames_of_split(benchmark, args.data, split)
     for spec in [model, *baselines]:  # refused before anything is written; before hashing, which covers only checked files
-        steps.check_predictions(spec, frames, manifest["dataset_id"])
-    identities = {spec.name: steps.model_identity(spec, benchmark) for spec in [model, *baselines]}
+        if spec.kind == "predictions":
+            check_predictions(spec.path, frames, manifest["dataset_id"])
+    identities = {spec.name: model_identity(spec, benchmark) for spec in [model, *baselines]}
     with timed("audit"):
-        report = steps.run_audit(benchmark, args.data, [split], work / "audit.json", work / "audit.txt")
+        report = run_audit(benchmark, args.data, [split], work / "audit.json", work / "audit.txt")
     print(f"audit passed with {len(report.warnings)} warning(s): {work / 'audit.txt'}")
 
     with timed("floor"):
-        steps.score(benchmark, frames, None, None, work / "floor" / "counts.parquet", split)
-        floor = steps.metrics_document(benchmark, [work / "floor" / "counts.parquet"])
-    documents = {spec.name: evaluate_model(args, benchmark, frames, spec, work) for spec in [model, *baselines]}
+        score_floor(benchmark, frames, work / "floor" / "counts.parquet", split)
+        floor = metrics_document(benchmark, [work / "floor" / "counts.parquet"])
+    documents = {spec.name: evaluate_model(args, benchmark, frames, spec, identities[spec.name][1], work)
+                 for spec in [model, *baselines]}
 
     records, targets = {}, {}
     for spec in [model, *baselines]:
@@ -161,8 +174,8 @@ def run(args: argparse.Namespace) -> None:
         if args.emit_submission is not None and spec is not model:
             out = args.emit_submission.with_name(f"{args.emit_submission.stem}.{spec.name}{args.emit_submission.suffix}")
         targets[spec.name] = out if out is not None else work / spec.name / "submission.json"
-        records[spec.name] = steps.submission_record(benchmark, documents[spec.name], floor, manifest["dataset_id"],
-                                                     identities[spec.name], steps.inference_record(spec, benchmark),
+        records[spec.name] = submission_record(benchmark, documents[spec.name], floor, manifest["dataset_id"],
+                                               identities[spec.name][0], inference_record(spec, benchmark),
                                                      targets[spec.name])
     atomic_write_texts({targets[name]: dumps(record) for name, record in records.items()})  # all or none
     for name, target in targets.items():
@@ -172,7 +185,7 @@ def run(args: argparse.Namespace) -> None:
     def spec_fields(doc: dict[str, Any]) -> dict[str, Any]:
         return flatten(record_results(benchmark, doc["results"]))
 
-    rows = [dict(model=name, kind=identities[name].kind, **spec_fields(doc),
+    rows = [dict(model=name, kind=identities[name][0].kind, **spec_fields(doc),
                  beats_floor=records[name]["floor"]["beaten"]) for name, doc in documents.items()]
     rows.append(dict(model="floor", kind="floor", **spec_fields(floor), beats_floor=None))
     columns = ["model", "kind", *spec_fields(floor), "beats_floor"]

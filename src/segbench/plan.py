@@ -2,13 +2,18 @@
 models, and the files each job depends on. The Snakefile builds its DAG from this plan.
 
 The frame list comes from the committed manifest when the config names one (so a fresh clone
-knows its DAG before `dvc pull`), else from the dataset's frames.csv.
+knows its DAG before `dvc pull`), else from the dataset's frames.csv. A frame's shard is a stable
+hash of its id (spec.shard_of), so adding or removing a frame changes one shard only.
+
+The content keys say which bytes a shard job's result depends on, read from the frame index and
+the identity records the graph produced (frameindex, identity): a job whose key is unchanged is
+not re-run, whatever the files' times say.
 """
 
 from __future__ import annotations
 
 import hashlib
-import math
+import json
 import os
 from dataclasses import dataclass
 from functools import cached_property
@@ -19,7 +24,7 @@ from . import provenance
 from .datasets import dataset_format, read_dataset
 from .definitions import Benchmark, load_benchmark
 from .errors import SegbenchError
-from .spec import ModelSpec, shard_count
+from .spec import ModelSpec, shard_of, shard_total
 
 
 @dataclass(frozen=True)
@@ -86,18 +91,25 @@ class BenchmarkPlan:
         """The split's frames in manifest (frame_id) order; the same list on every call, not to be changed."""
         return self._by_split.get(split, [])
 
-    def split_shard_size(self, split: str) -> int:
-        """Frames per shard of a split: shard_size, raised so that the split makes at most max_shards shards."""
-        if self.max_shards is None:
-            return self.shard_size
-        return max(self.shard_size, math.ceil(len(self.split_frames(split)) / self.max_shards))
+    def shard_total(self, split: str) -> int:
+        """The split's shard count: about shard_size frames each, within max_shards (spec.shard_total)."""
+        return shard_total(len(self.split_frames(split)), self.shard_size, self.max_shards)
 
     def shards(self, split: str) -> list[int]:
-        return list(range(shard_count(len(self.split_frames(split)), self.split_shard_size(split))))
+        return list(range(self.shard_total(split)))
+
+    @cached_property
+    def _by_shard(self) -> dict[tuple[str, int], list[PlannedFrame]]:
+        by_shard: dict[tuple[str, int], list[PlannedFrame]] = {}
+        for split in self.splits:
+            total = self.shard_total(split)
+            for frame in self.split_frames(split):
+                by_shard.setdefault((split, shard_of(frame.frame_id, total)), []).append(frame)
+        return by_shard
 
     def shard_frames(self, split: str, shard: int) -> list[PlannedFrame]:
-        size = self.split_shard_size(split)
-        return self.split_frames(split)[shard * size : (shard + 1) * size]
+        """The frames of one shard, in frame_id order (possibly none, for a small split)."""
+        return self._by_shard.get((split, shard), [])
 
     def index_files(self) -> list[str]:
         """The files that list the frames or that the labels are made from (frames.csv, IDD polygons)."""
@@ -133,6 +145,55 @@ class BenchmarkPlan:
             else:
                 digest.update(f"{path}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
         return digest.hexdigest()
+
+
+def content_key(document: object) -> str:
+    """A short stable digest of a JSON-able document: what a job's parameter holds."""
+    return hashlib.sha256(json.dumps(document, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:32]
+
+
+class FrameIndex:
+    """The frames of a frame index (frameindex) by split and shard, read once per change of the file."""
+
+    _cache: dict[str, tuple[tuple[int, int], FrameIndex]] = {}
+
+    def __init__(self, entries: list[dict]):
+        self.entries = sorted(entries, key=lambda e: e["frame_id"])
+        self._shards: dict[tuple[str, int], dict[int, list[dict]]] = {}
+
+    @classmethod
+    def read(cls, path: str) -> FrameIndex:
+        st = os.stat(path)
+        stamp = (st.st_mtime_ns, st.st_size)
+        cached = cls._cache.get(path)
+        if cached is None or cached[0] != stamp:
+            with open(path, encoding="utf-8") as handle:
+                cached = (stamp, cls(json.load(handle)["frames"]))
+            cls._cache[path] = cached
+        return cached[1]
+
+    def shard(self, split: str, shard: int, shards: int) -> list[dict]:
+        """The entries of one shard of the split, in frame_id order."""
+        if (split, shards) not in self._shards:
+            grouped: dict[int, list[dict]] = {}
+            for entry in self.entries:
+                if entry["split"] == split:
+                    grouped.setdefault(shard_of(entry["frame_id"], shards), []).append(entry)
+            self._shards[(split, shards)] = grouped
+        return self._shards[(split, shards)].get(shard, [])
+
+
+def shard_content(index: str, split: str, shard: int, shards: int, fields: tuple[str, ...]) -> list:
+    """[frame_id, *fields] of each frame of the shard in the frame index, in frame_id order."""
+    return [[e["frame_id"], *(e[f] for f in fields)] for e in FrameIndex.read(index).shard(split, shard, shards)]
+
+
+def model_content(entry: dict, record: dict) -> dict:
+    """What a model's predictions depend on: its bytes and label space (its identity record) and
+    every setting of its config entry but where it lies and its role."""
+    settings = {k: v for k, v in entry.items() if k not in ("path", "role")}
+    return {"settings": settings, "sha256": record["checkpoint_sha256"], "label_space": record["label_space"],
+            "classes": record["classes"]}
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,6 @@ memory does not grow with a frame's size or with a 256 x 256 table per frame.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -24,6 +23,7 @@ from .errors import SegbenchError
 from .intake import Predictions, open_predictions, read_prediction
 from .labels import LabelSpace
 from .maskio import read_mask
+from .parallel import workers
 
 
 def resize_nearest(mask: np.ndarray, size: tuple[int, int]) -> np.ndarray:
@@ -78,10 +78,6 @@ def frame_cells(
             f"'{pred_space.name}' (0..{pred_space.size - 1})"
         )
     return cells, (bands.frame_cells(gt, pred) if bands is not None else [])
-
-
-def workers() -> int:
-    return len(os.sched_getaffinity(0))
 
 
 def score_predictions(

@@ -1,12 +1,13 @@
 """What the config names, importable without the heavy modules: a model's spec and the shard
 arithmetic. The workflow's plan (plan.py) imports this at every Snakemake start, so it must not
-pull in scoring, numba or pyarrow; steps.py re-exports both for the CLI and the one-shot command."""
+pull in scoring, numba or pyarrow."""
 
 from __future__ import annotations
 
-import math
+import hashlib
+import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -105,6 +106,8 @@ class ModelSpec:
     # {"mean": [...], "std": [...]} and the padding stride.
     normalization: Mapping[str, Any] | None = None
     stride: int | None = None
+    # The config entry as given (or resolved by Snakemake), settings this class does not name included.
+    settings: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def from_config(cls, config: dict[str, Any], name: str) -> ModelSpec:
@@ -131,9 +134,42 @@ class ModelSpec:
             inference=InferenceMode.from_config(entry.get("inference"), where),
             normalization=entry.get("normalization"),
             stride=entry.get("stride"),
+            settings=dict(entry),
         )
 
+    @classmethod
+    def from_json(cls, text: str) -> ModelSpec:
+        """The spec a workflow rule passes: {"name": ..., **the model's config entry} as JSON."""
+        try:
+            document = json.loads(text)
+            name = document.pop("name")
+            return cls.from_entry(name, document)
+        except (json.JSONDecodeError, AttributeError, KeyError, TypeError) as exc:
+            raise SegbenchError(f"--model-spec: not a model entry as JSON with a name ({exc!r}): {text[:200]}") from None
 
-def shard_count(frames: int, shard_size: int) -> int:
-    """Shards of `shard_size` frames (the last one shorter) that hold `frames` frames; at least one."""
-    return max(1, math.ceil(frames / shard_size))
+    def entry(self) -> dict[str, Any]:
+        """{"name": ..., **the config entry}: what `from_json` reads back."""
+        fields = {"kind": self.kind, "path": str(self.path), "label_space": self.label_space, "role": self.role}
+        if self.inference_size is not None:
+            fields["inference_size"] = self.inference_size
+        return {"name": self.name, **self.settings, **fields}
+
+    def with_path(self, path: Path) -> ModelSpec:
+        """The same model read from another place (a job's local copy of its input)."""
+        return replace(self, path=Path(path))
+
+
+def shard_total(frames: int, shard_size: int, max_shards: int | None) -> int:
+    """How many shards a split of `frames` frames is cut into: about `shard_size` frames each,
+    rounded up to a power of two (so that the count, and with it every frame's shard, changes
+    only when the split doubles or halves), and at most `max_shards`. At least one."""
+    wanted = max(1, -(-frames // shard_size))
+    total = 1 << (wanted - 1).bit_length()
+    return total if max_shards is None else max(1, min(total, max_shards))
+
+
+def shard_of(frame_id: str, shards: int) -> int:
+    """The shard a frame belongs to: a stable hash of its id, so that adding or removing a frame
+    moves no other frame to another shard."""
+    digest = hashlib.sha256(frame_id.encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big") % shards

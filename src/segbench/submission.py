@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -12,16 +11,9 @@ from .definitions import Benchmark
 from .errors import SegbenchError
 from .fileio import atomic_write_text
 from .evaluation import beats, headline, record_results
+from .identity import ModelIdentity
 from .paths import schema_path
 from .schemas import validate
-
-
-@dataclass(frozen=True)
-class ModelIdentity:
-    name: str
-    kind: str
-    label_space: str
-    checkpoint_sha256: str
 
 
 def build_record(

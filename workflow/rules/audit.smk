@@ -1,15 +1,17 @@
-# The dataset audit: a failure stops the run before any inference, naming the report.
+# The dataset audit: a failure stops the run before any inference, naming the report. It is a
+# checkpoint: it re-runs when the dataset_id does, and inference and scoring wait for it.
 
 
-rule audit:
+checkpoint audit:
     input:
-        dataset=f"{R}/{{benchmark}}/dataset.json",
-        files=dataset_files,
+        manifest=dataset_manifest,
+        dataset=dataset_record,
+        files=dataset_inputs("all"),
         definition=definition_files,
-        code=CODE_AUDIT,
+        code=code("audit"),
     output:
-        json=f"{R}/{{benchmark}}/audit.json",
-        text=f"{R}/{{benchmark}}/audit.txt",
+        json=path("audit"),
+        text=path("audit_text"),
     log:
         f"{LOGS}/audit/{{benchmark}}.log",
     conda:
@@ -17,10 +19,12 @@ rule audit:
     resources:
         mem_mb=2000,
     params:
-        data=lambda w: bench(w).data,
-        splits=lambda w: " ".join(f"--split {s}" for s in bench(w).splits),
+        data=data_argument("all"),
+        splits=lambda w: " ".join(f"--split {shlex.quote(s)}" for s in bench(w).splits),
+        dataset_id=dataset_id,
     shell:
         cli(
-            "audit --benchmark {wildcards.benchmark} --data {params.data} {params.splits} "
-            "--json {output.json} --text {output.text}"
+            "audit",
+            "--benchmark {wildcards.benchmark:q} --data {params.data:q} {params.splits} "
+            "--json {output.json:q} --text {output.text:q}",
         )

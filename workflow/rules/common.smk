@@ -1,10 +1,24 @@
-# Shared by all rules: the plan (what to compute), paths, and which code each step depends on.
+# Shared by all rules: the plan (what to compute), the path of every result, which code each step
+# runs, and how a job learns what its result depends on.
+#
+# How re-runs are decided (docs/workflow.md, "What re-runs"): a job's result depends on content,
+# never on file times. The identity jobs (dataset_identity, audit, checkpoint_identity) are
+# Snakemake checkpoints: the jobs after them are planned only once they have run, with the
+# identities they wrote. Those jobs take the identities as `ancient` inputs (their times do not
+# count) and carry a content key as a parameter: the hashes of exactly the bytes their result
+# depends on (a shard's images, or its labels; the model's bytes and settings). A touched or
+# copied file re-runs its identity job and nothing else; a changed one re-runs what reads it.
+import json
 import os
+import re
+import shlex
 from pathlib import Path
 
+from segbench.codedeps import command_files
 from segbench.config import check_config
 from segbench.errors import SegbenchError
-from segbench.plan import Plan, dvc_file
+from segbench.metric_registry import with_figure
+from segbench.plan import Plan, content_key, dvc_file, model_content, shard_content
 
 # Validates against workflow/schemas/config.schema.json (naming the key and what was expected),
 # fills the schema's defaults, and checks that the benchmarks and models named exist.
@@ -19,6 +33,10 @@ R = config["results"]
 LOGS = config["logs"]  # outside results/, so the results hold only reproducible bytes
 ENV = "../../envs/segbench.yaml"
 INFERENCE = config["inference"]
+BOOTSTRAP = config["bootstrap"]
+OVERLAY_FRAMES = config["plots"]["overlay_frames"]
+OVERLAY_KINDS = ("worst", "best")
+PLOT_CATEGORY = "{benchmark} ({split})"
 # GPUs for inference jobs only when the config asks for them (gpu_model then narrows the request).
 INFERENCE_GPU = {"gpu": INFERENCE["gpu"]} | (
     {"gpu_model": INFERENCE["gpu_model"]}
@@ -26,147 +44,412 @@ INFERENCE_GPU = {"gpu": INFERENCE["gpu"]} | (
     else {}
 )
 
-# A code change re-runs exactly the steps that use that code.
-SOURCE = "src/segbench"
-CODE_DATASETS = sorted(str(p) for p in Path(f"{SOURCE}/datasets").glob("*.py"))
-CODE_AUDIT = [
-    f"{SOURCE}/audit.py",
-    f"{SOURCE}/idd/masks.py",
-    f"{SOURCE}/maskio.py",
-] + CODE_DATASETS
-CODE_INFERENCE = [
-    f"{SOURCE}/inference.py",
-    f"{SOURCE}/inference_kernels.py",
-    f"{SOURCE}/inference_modes.py",
-    f"{SOURCE}/maskio.py",
-] + sorted(str(p) for p in Path(f"{SOURCE}/models").glob("*.py"))
-CODE_SCORING = [
-    f"{SOURCE}/scoring.py",
-    f"{SOURCE}/cellcount.py",
-    f"{SOURCE}/boundary.py",
-    f"{SOURCE}/evaluation.py",  # which boundary bands to count (band_plan)
-    f"{SOURCE}/metric_registry.py",
-    f"{SOURCE}/confusion.py",
-    f"{SOURCE}/countsio.py",
-    f"{SOURCE}/maskio.py",
-]
-CODE_METRICS = [
-    f"{SOURCE}/metrics.py",
-    f"{SOURCE}/metric_registry.py",
-    f"{SOURCE}/evaluation.py",
-    f"{SOURCE}/labels.py",
-    f"{SOURCE}/definitions.py",
-]
-CODE_SUBMISSION = [
-    f"{SOURCE}/submission.py",
-    f"{SOURCE}/evaluation.py",  # which results are the record's spec fields
-    "workflow/schemas/submission.schema.json",
-]
-CODE_REPORT = [f"{SOURCE}/leaderboard.py", f"{SOURCE}/table.py"]
+# Every result's path, once. Wildcards: benchmark, split, model, shard (and report, space, metric).
+PATHS = {
+    "pinned": "{R}/pinned/{pin}.json",
+    "manifest": "{R}/{benchmark}/manifest.json",
+    "dataset": "{R}/{benchmark}/dataset.json",
+    "frames": "{R}/{benchmark}/frames.json",
+    "audit": "{R}/{benchmark}/audit.json",
+    "audit_text": "{R}/{benchmark}/audit.txt",
+    "identity": "{R}/{benchmark}/models/{model}/identity.json",
+    "predictions": "{R}/{benchmark}/{split}/{model}/predictions/shard-{shard}",
+    "counts": "{R}/{benchmark}/{split}/{model}/counts/shard-{shard}.parquet",
+    "metrics": "{R}/{benchmark}/{split}/{model}/metrics.json",
+    "submission": "{R}/{benchmark}/{split}/{model}/submission.json",
+    "uncertainty": "{R}/{benchmark}/{split}/{model}/uncertainty.json",
+    "plot_iou": "{R}/{benchmark}/{split}/{model}/plots/iou-{report}",
+    "plot_confusion": "{R}/{benchmark}/{split}/{model}/plots/confusion-{space}",
+    "plot_fraction": "{R}/{benchmark}/{split}/{model}/plots/fraction-{metric}.png",
+    "overlays": "{R}/{benchmark}/{split}/{model}/overlays",
+}
+
+
+def path(name, **values):
+    """The path of result `name` with the given wildcard values; the others stay wildcards."""
+    names = ("benchmark", "split", "model", "shard", "report", "space", "metric", "pin")
+    fields = {n: "{" + n + "}" for n in names} | {"R": R} | values
+    return PATHS[name].format(**fields)
+
+
+def of(name, w, **values):
+    """The path of result `name` for the job with wildcards `w`."""
+    return path(name, **(dict(w.items()) | values))
+
+
+# The names wildcards may take, listed (a wildcard sees one path component only).
+BENCHMARK_NAMES = sorted(PLAN.benchmarks)
+MODEL_NAMES = sorted({m for b in PLAN.benchmarks.values() for m in b.models})
+SPLIT_NAMES = sorted({s for b in PLAN.benchmarks.values() for s in b.splits})
+
+
+def one_of(names):
+    return "|".join(re.escape(n) for n in names)
 
 
 wildcard_constraints:
-    benchmark="[a-z0-9][a-z0-9-]*",
-    split="[A-Za-z0-9_-]+",
-    model="[A-Za-z0-9_.-]+",
+    benchmark=one_of(BENCHMARK_NAMES),
+    split=one_of(SPLIT_NAMES),
+    model=one_of(MODEL_NAMES + ["floor"]),
     shard=r"\d+",
 
 
-def bench(wildcards):
-    return PLAN.benchmarks[wildcards.benchmark]
+def bench(w):
+    return PLAN.benchmarks[w.benchmark]
 
 
-def definition_files(wildcards):
-    """The benchmark definition and the label spaces it uses."""
-    b = bench(wildcards).benchmark
+def code(command):
+    """The source files `segbench COMMAND` runs, from the imports of its step (segbench.codedeps)."""
+    return command_files(command)
+
+
+def cli(command, arguments):
+    """The shell command of a rule: `segbench COMMAND ...`, its output in the log, shown again on
+    failure. Every path in `arguments` is quoted with {...:q}."""
+    return f"segbench {command} {arguments} > {{log:q}} 2>&1 || (cat {{log:q}} >&2; exit 1)"
+
+
+def definition_files(w):
+    """Every file the benchmark definition is built from (itself, label spaces, mappings)."""
     # Relative like every other input: an absolute path would become part of the storage key
-    # under a default storage provider (Kubernetes profile) and change with the checkout's place.
-    return [os.path.relpath(b.source)] + [
-        f"config/label_spaces/{s}.yaml" for s in b.spaces
-    ]
+    # under a default storage provider and change with the checkout's place.
+    return [os.path.relpath(p) for p in bench(w).benchmark.files]
 
 
-def pin_slug(path):
-    return "--".join(Path(path).parts)
+def pin_slug(p):
+    return "--".join(Path(p).parts)
 
 
 # One marker per pinned input, so that pinning a new model re-runs only what depends on it.
 PINNED = {pin_slug(p): p for p in PLAN.pinned_paths()}
 
 
-def pinned(path):
+def pinned(p):
     """Wait for a DVC-pinned input to be restored (a no-op when it is on disk already)."""
-    if pin_slug(path) not in PINNED:
+    if pin_slug(p) not in PINNED:
         return []
-    return [checkpoints.pull_pinned.get(pin=pin_slug(path)).output[0]]
+    return [after("pull_pinned", "pinned", pin=pin_slug(p))]
 
 
-def model_inputs(name):
-    """A model's files (file or folder) and its .dvc pin, so a re-pinned model re-runs its jobs."""
-    path = str(PLAN.model(name).path)
-    pin = [dvc_file(path)] if Path(dvc_file(path)).is_file() else []
-    return pinned(path) + [path] + pin
+# --- what jobs read of the dataset and the models ------------------------------------------------
+#
+# Without a shared filesystem (a default storage provider: the Kubernetes profile, or the staged
+# test run) a job sees only the files listed as its inputs, so every job lists each file it reads
+# and finds them under its local copies (staged_root). On a shared filesystem (local, SLURM) the
+# files are not listed (20,000 frames would make over 200,000 inputs, most of a dry run's time):
+# dataset_identity watches them through a fingerprint of every file's path, size and time (its
+# one job re-runs when it changes: the cheap identity check), and the frame index it writes holds
+# each file's SHA-256, from which the content keys come.
+STAGED = workflow.storage_settings.default_storage_provider is not None
 
 
-# How jobs depend on the dataset's files. Without a shared filesystem (a default storage
-# provider, as in the Kubernetes profile) a job sees only the files listed as its inputs, so
-# every job lists each file it reads. On a shared filesystem (local, SLURM) they need no staging,
-# and listing them costs Snakemake time per file at every start (20,000 frames: over 200,000
-# input files, most of a dry run's time). There, dataset_identity alone watches the dataset,
-# through a fingerprint of every file's path, size and modification time (a param: a changed file
-# changes it and re-runs the job), and every job that reads frames runs after the audit, which
-# runs after dataset_identity: a changed dataset re-runs them all, as listed files would.
-STAGE_DATASET_FILES = workflow.storage_settings.default_storage_provider is not None
+def dataset_listed(w, which):
+    """The dataset files a job reads, listed as its inputs only when inputs are staged: `which`
+    is "all" (the index files and every frame's), "split" (the split's images and labels),
+    "shard" (the shard's images and labels) or "shard-labels"."""
+    if not STAGED:
+        return []
+    b = bench(w)
+    if which == "all":
+        return b.dataset_files()
+    frames = b.split_frames(w.split) if which == "split" else b.shard_frames(w.split, int(w.shard))
+    labels = [f.label for f in frames]
+    return labels if which == "shard-labels" else [f.image for f in frames] + labels
 
 
-def dataset_files(wildcards):
-    """The dataset, once its pinned copy is restored: every file when jobs stage their inputs."""
-    b = bench(wildcards)
-    return pinned(b.data) + (b.dataset_files() if STAGE_DATASET_FILES else [])
+def dataset_inputs(which):
+    """Input function: the pinned dataset restored, and the files the job reads (staged only)."""
+    return lambda w: pinned(bench(w).data) + dataset_listed(w, which)
 
 
-def dataset_fingerprint(wildcards):
+def dataset_fingerprint(w):
     """What stands for the dataset's files where they are not inputs (see above)."""
-    return "" if STAGE_DATASET_FILES else bench(wildcards).dataset_fingerprint()
+    return "" if STAGED else bench(w).dataset_fingerprint()
 
 
-def shard_files(wildcards, which):
-    """The images or labels of one shard (when jobs stage their inputs), once the pinned dataset is restored."""
-    b = bench(wildcards)
-    if not STAGE_DATASET_FILES:
-        return pinned(b.data)
-    frames = b.shard_frames(wildcards.split, int(wildcards.shard))
-    return pinned(b.data) + [getattr(f, which) for f in frames]
+def staged_root(local, relative):
+    """The folder a file at `relative` inside it was staged into, given the file's local path
+    (the file itself when `relative` is empty)."""
+    if not relative:
+        return str(local)
+    return str(local)[: -len(relative)].rstrip("/") or "."
 
 
-def shard_size(wildcards):
-    """Frames per shard of the split: shard_size, or more to stay within max_shards."""
-    return bench(wildcards).split_shard_size(wildcards.split)
+def data_argument(which):
+    """Params function: --data for a job, the dataset folder or (inputs staged) its local copy,
+    found from the local path of the first listed file (the last inputs of `files`)."""
+
+    def argument(w, input):
+        b = bench(w)
+        listed = dataset_listed(w, which)
+        if not listed:
+            return b.data
+        files = as_list(input.files)
+        local = files[len(files) - len(listed)]
+        return staged_root(local, os.path.relpath(listed[0], b.data))
+
+    return argument
 
 
-def shard_count(wildcards):
-    return len(bench(wildcards).shards(wildcards.split))
+def model_files(name):
+    """A model's files as inputs (a folder's files one by one: a folder has no checksum, and
+    cannot be staged), and its .dvc pin, so that a re-pinned model re-runs its identity."""
+    p = str(PLAN.model(name).path)
+    pin = [dvc_file(p)] if Path(dvc_file(p)).is_file() else []
+    if Path(p).is_dir():
+        files = sorted(str(f) for f in Path(p).rglob("*") if f.is_file())
+    else:
+        files = [p]
+    return pinned(p) + files + pin
 
 
-def predictions_input(wildcards):
-    """The masks to score: an inference shard, or a predictions-folder model's own files."""
-    spec = PLAN.model(wildcards.model)
-    if spec.kind == "predictions":
-        return model_inputs(wildcards.model)
-    return f"{R}/{wildcards.benchmark}/{wildcards.split}/{wildcards.model}/predictions/shard-{wildcards.shard}"
+def model_read(name):
+    """The model as an input of the jobs that read it (inference; scoring of a folder of masks):
+    its identity record's hash is in their content key, so its files' times do not count; they
+    are listed one by one only when inputs are staged."""
+    p = str(PLAN.model(name).path)
+    files = model_files(name) if STAGED else pinned(p) + [p]
+    return [ancient(f) for f in files]
 
 
-def predictions_argument(wildcards, input):
-    spec = PLAN.model(wildcards.model)
-    return "" if spec.kind == "predictions" else f"--predictions {input.predictions}"
+def as_list(files):
+    """An input of a job as a list (a named input of one file is a string)."""
+    return [files] if isinstance(files, str) else list(files)
 
 
-def cli(arguments):
-    """The shell command of a rule: segbench, its output in the log, shown again on failure."""
-    return f"segbench {arguments} > {{log}} 2>&1 || (cat {{log}} >&2; exit 1)"
+def model_path_argument(name, local_files):
+    """Where a job finds the model: its path, or (inputs staged) the local copy of it, found from
+    `local_files`, the local paths of the model_files(name) it lists."""
+    p = str(PLAN.model(name).path)
+    if not STAGED:
+        return p
+    local_files = as_list(local_files)
+    files = model_files(name)
+    first = next(i for i, f in enumerate(files) if f == p or f.startswith(p + "/"))
+    return staged_root(local_files[first], os.path.relpath(files[first], p) if files[first] != p else "")
+
+
+def model_spec_argument(name, input):
+    """The model's config entry as Snakemake resolved it, with its name: what the CLI acts on
+    (its path the local copy, when inputs are staged)."""
+    entry = {"name": name, **config["models"][name]}
+    if STAGED:
+        entry["path"] = model_path_argument(name, input.model)
+    return json.dumps(entry, sort_keys=True)
+
+
+# --- the identities jobs after the checkpoints read ------------------------------------------------
+#
+# A job reads a checkpoint's output by its path once it exists, as an `ancient` input: its time
+# does not count (the content key does), and a job whose identity inputs are all ancient is not
+# marked to re-run merely because the identity job runs. When the checkpoint re-runs, Snakemake
+# re-creates the jobs that read its outputs once it has finished, and decides each by its key
+# then. A missing output (a fresh run) goes through checkpoints.get: those jobs are planned after
+# the checkpoint ran.
+
+
+def after(checkpoint, name, **wildcards):
+    """The output `name` of a checkpoint job, for a job that reads it (see above)."""
+    output = path(name, **wildcards)
+    if STAGED or not os.path.exists(output):
+        getattr(checkpoints, checkpoint).get(**wildcards)  # raises while it is incomplete
+    return ancient(output)
+
+
+def frame_index(w):
+    """The frame index dataset_identity wrote."""
+    return after("dataset_identity", "frames", benchmark=w.benchmark)
+
+
+def dataset_record(w):
+    return after("dataset_identity", "dataset", benchmark=w.benchmark)
+
+
+def dataset_manifest(w):
+    return after("dataset_identity", "manifest", benchmark=w.benchmark)
+
+
+def audit_gate(w):
+    """The passed audit: every job that reads frames waits for it (a failed audit has no output)."""
+    return after("audit", "audit", benchmark=w.benchmark)
+
+
+def identity_record(w):
+    return after("checkpoint_identity", "identity", benchmark=w.benchmark, model=w.model)
+
+
+# Content keys are parameters of one argument (the wildcards): Snakemake records and compares
+# only those, not parameters computed from a job's input. With staged inputs (a storage
+# provider) the identities are not on this machine while the DAG is built: no keys there, and
+# re-runs follow Snakemake's own rules (docs/workflow.md).
+
+
+def read_record(accessor, w):
+    """A checkpoint's JSON output; calling `accessor` first leaves a parameter to be decided once
+    the checkpoint has run when it still has to."""
+    with open(accessor(w), encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+def dataset_id(w):
+    """The dataset_id dataset_identity found (a parameter of the jobs that cite it)."""
+    return "" if STAGED else read_record(dataset_record, w)["dataset_id"]
+
+
+def checkpoint_sha256(w):
+    """The model's checkpoint_sha256 its identity job found (a parameter of its submission)."""
+    return "" if STAGED else read_record(identity_record, w)["checkpoint_sha256"]
+
+
+def shard_total(w):
+    return bench(w).shard_total(w.split)
+
+
+def frame_fields(w, fields):
+    return shard_content(frame_index(w), w.split, int(w.shard), shard_total(w), fields)
+
+
+def inference_key(w):
+    """What a shard's predictions depend on: the model (bytes, label space, settings), the
+    inference settings, and each frame's image bytes and ground-truth size."""
+    if STAGED:
+        return ""
+    identity = read_record(identity_record, w)
+    return content_key(
+        {
+            "model": model_content(config["models"][w.model], identity),
+            "batch_size": INFERENCE["batch_size"],
+            "device": INFERENCE["device"],
+            "frames": frame_fields(w, ("image_sha256", "label_size")),
+        }
+    )
+
+
+def scoring_key(w):
+    """What a shard's counts depend on besides the predictions: each frame's label bytes (and
+    for a folder of masks made elsewhere, its identity: every file's bytes)."""
+    if STAGED:
+        return ""
+    document = {"frames": frame_fields(w, ("label_sha256",))}
+    if "model" in w.keys():  # not the floor
+        identity = read_record(identity_record, w)
+        document["model"] = model_content(config["models"][w.model], identity)
+    return content_key(document)
+
+
+# --- the files of each (benchmark, split, model) -------------------------------------------------
+
+
+def baseline_of(benchmark):
+    """The benchmark's baseline: its first model with role: baseline (None without one)."""
+    names = [
+        m for m in PLAN.benchmarks[benchmark].models if PLAN.model(m).role == "baseline"
+    ]
+    return names[0] if names else None
+
+
+def counts_of(w, model):
+    return [
+        path("counts", benchmark=w.benchmark, split=w.split, model=model, shard=s)
+        for s in bench(w).shards(w.split)
+    ]
+
+
+def baseline_counts(w):
+    """The baseline's counts, unless this is the baseline or the floor itself."""
+    baseline = baseline_of(w.benchmark)
+    if baseline is None or w.model in (baseline, "floor"):
+        return []
+    return counts_of(w, baseline)
+
+
+def floor_counts(w):
+    return [] if w.model == "floor" else counts_of(w, "floor")
+
+
+def prediction_folders(w):
+    """Every folder holding the model's masks for the split."""
+    if PLAN.model(w.model).kind == "predictions":
+        return [str(PLAN.model(w.model).path)]
+    return [of("predictions", w, shard=s) for s in bench(w).shards(w.split)]
+
+
+def overlay_files(folder):
+    return [
+        f"{folder}/{kind}-{rank}.png"
+        for kind in OVERLAY_KINDS
+        for rank in range(1, OVERLAY_FRAMES + 1)
+    ]
+
+
+def report_keys(b):
+    return [r.key for r in PLAN.benchmarks[b].benchmark.reports]
+
+
+def confusion_spaces(b):
+    return ["ground-truth"] + report_keys(b)
+
+
+def fraction_metrics(b):
+    definition = PLAN.benchmarks[b].benchmark
+    return [f"{r.key}.{x.key}" for r, x in with_figure(definition.reports, "fraction")]
+
+
+def plot_files(b, s, m):
+    """Every figure of one (benchmark, split, model)."""
+    at = dict(benchmark=b, split=s, model=m)
+    return (
+        [path("plot_iou", **at, report=r) + ".png" for r in report_keys(b)]
+        + [path("plot_confusion", **at, space=x) + ".png" for x in confusion_spaces(b)]
+        + [path("plot_fraction", **at, metric=x) for x in fraction_metrics(b)]
+        + overlay_files(path("overlays", **at))
+    )
+
+
+def plot_data_files(kind):
+    """The per-model CSVs behind the IoU bars or the confusion heatmaps."""
+    files = []
+    for b, s, m in PLAN.evaluations():
+        at = dict(benchmark=b, split=s, model=m)
+        if kind == "iou":
+            files += [path("plot_iou", **at, report=r) + ".csv" for r in report_keys(b)]
+        else:
+            files += [
+                path("plot_confusion", **at, space=x) + ".csv"
+                for x in confusion_spaces(b)
+            ]
+    return files
+
+
+def uncertainty_files():
+    """The bootstrap of every model and of each split's floor."""
+    files = [path("uncertainty", benchmark=b, split=s, model=m) for b, s, m in PLAN.evaluations()]
+    floors = {
+        path("uncertainty", benchmark=b, split=s, model="floor")
+        for b, s, _ in PLAN.evaluations()
+    }
+    return files + sorted(floors)
+
+
+def comparison_arguments(w, input):
+    arguments = ""
+    if input.baseline:
+        arguments += f"--baseline-counts {' '.join(map(shlex.quote, input.baseline))} "
+    if input.floor:
+        arguments += f"--floor-counts {' '.join(map(shlex.quote, input.floor))}"
+    return arguments
 
 
 def leaderboard_outputs():
     return [f"{R}/leaderboard.{ext}" for ext in ("csv", "md", "json")] + [
         config["metrics_file"]
+    ]
+
+
+def plot_outputs():
+    files = [f for b, s, m in PLAN.evaluations() for f in plot_files(b, s, m)]
+    return files + [
+        f"{R}/plots/iou.csv",
+        f"{R}/plots/confusion.csv",
+        f"{R}/leaderboard.html",
     ]

@@ -1,15 +1,18 @@
-# Inference, one job per fixed-size shard of frames: the unit a cluster executor distributes.
+# Inference, one job per shard of frames (by a hash of the frame id): the unit a cluster
+# executor distributes. It runs when its content key changes: the model or a frame's image.
 
 
 rule infer:
     input:
-        audit=f"{R}/{{benchmark}}/audit.json",
-        model=lambda w: model_inputs(w.model),
-        images=lambda w: shard_files(w, "image"),
-        labels=lambda w: shard_files(w, "label"),
-        code=CODE_INFERENCE,
+        audit=audit_gate,
+        frames=frame_index,
+        identity=identity_record,
+        model=lambda w: model_read(w.model),
+        files=dataset_inputs("shard"),
+        definition=definition_files,
+        code=code("infer"),
     output:
-        directory(f"{R}/{{benchmark}}/{{split}}/{{model}}/predictions/shard-{{shard}}"),
+        directory(path("predictions")),
     log:
         f"{LOGS}/infer/{{benchmark}}/{{split}}/{{model}}/shard-{{shard}}.log",
     conda:
@@ -19,14 +22,17 @@ rule infer:
         **INFERENCE_GPU,
         mem_mb=4000,
     params:
-        data=lambda w: bench(w).data,
-        shard_size=shard_size,
+        key=inference_key,
+        data=data_argument("shard"),
+        model=lambda w, input: model_path_argument(w.model, input.model),
+        shards=shard_total,
         device=INFERENCE["device"],
         batch_size=INFERENCE["batch_size"],
-        model=lambda w: config["models"][w.model],
     shell:
         cli(
-            "infer --benchmark {wildcards.benchmark} --data {params.data} --split {wildcards.split} "
-            "--shard {wildcards.shard} --shard-size {params.shard_size} --model {wildcards.model} "
-            "--batch-size {params.batch_size} --device {params.device} --quiet --out {output}"
+            "infer",
+            "--benchmark {wildcards.benchmark:q} --data {params.data:q} --frames {input.frames:q} "
+            "--split {wildcards.split:q} --shard {wildcards.shard} --shards {params.shards} "
+            "--identity {input.identity:q} --model-path {params.model:q} "
+            "--batch-size {params.batch_size} --device {params.device:q} --quiet --out {output:q}",
         )

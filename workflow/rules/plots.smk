@@ -2,19 +2,17 @@
 # (nothing is re-scored); the overlays read only the few frames they show.
 
 
-include: "plots_common.smk"
-
-
 rule uncertainty:
     input:
         counts=lambda w: counts_of(w, w.model),
         baseline=baseline_counts,
         floor=floor_counts,
-        manifest=f"{R}/{{benchmark}}/manifest.json",
+        manifest=dataset_manifest,
+        dataset=dataset_record,
         definition=definition_files,
-        code=CODE_BOOTSTRAP,
+        code=code("uncertainty"),
     output:
-        f"{R}/{{benchmark}}/{{split}}/{{model}}/uncertainty.json",
+        path("uncertainty"),
     log:
         f"{LOGS}/uncertainty/{{benchmark}}/{{split}}/{{model}}.log",
     conda:
@@ -22,13 +20,15 @@ rule uncertainty:
     resources:
         mem_mb=2000,
     params:
+        dataset_id=dataset_id,
         compare=comparison_arguments,
         resamples=BOOTSTRAP["resamples"],
         seed=BOOTSTRAP["seed"],
     shell:
         cli(
-            "uncertainty --benchmark {wildcards.benchmark} --counts {input.counts} {params.compare} "
-            "--manifest {input.manifest} --resamples {params.resamples} --seed {params.seed} --out {output}"
+            "uncertainty",
+            "--benchmark {wildcards.benchmark:q} --counts {input.counts:q} {params.compare} "
+            "--manifest {input.manifest:q} --resamples {params.resamples} --seed {params.seed} --out {output:q}",
         )
 
 
@@ -38,20 +38,20 @@ rule plot_iou:
         baseline=baseline_counts,
         floor=floor_counts,
         definition=definition_files,
-        code=CODE_PLOTS,
+        code=code("plot-iou"),
     output:
         png=report(
-            f"{R}/{{benchmark}}/{{split}}/{{model}}/plots/iou-{{report}}.png",
+            path("plot_iou") + ".png",
             caption="../report/iou.rst",
             category=PLOT_CATEGORY,
             subcategory="{model}",
             labels={"figure": "per-class IoU", "space": "{report}"},
         ),
-        csv=f"{R}/{{benchmark}}/{{split}}/{{model}}/plots/iou-{{report}}.csv",
+        csv=path("plot_iou") + ".csv",
     log:
         f"{LOGS}/plot_iou/{{benchmark}}/{{split}}/{{model}}/{{report}}.log",
     wildcard_constraints:
-        model=r"(?!floor$)[A-Za-z0-9_.-]+",
+        model=one_of(MODEL_NAMES),
         report="[A-Za-z0-9_]+",
     conda:
         ENV
@@ -61,8 +61,9 @@ rule plot_iou:
         compare=comparison_arguments,
     shell:
         cli(
-            "plot-iou --benchmark {wildcards.benchmark} --report {wildcards.report} --counts {input.counts} "
-            "{params.compare} --png {output.png} --csv {output.csv}"
+            "plot-iou",
+            "--benchmark {wildcards.benchmark:q} --report {wildcards.report:q} --counts {input.counts:q} "
+            "{params.compare} --png {output.png:q} --csv {output.csv:q}",
         )
 
 
@@ -70,20 +71,20 @@ rule plot_confusion:
     input:
         counts=lambda w: counts_of(w, w.model),
         definition=definition_files,
-        code=CODE_PLOTS,
+        code=code("plot-confusion"),
     output:
         png=report(
-            f"{R}/{{benchmark}}/{{split}}/{{model}}/plots/confusion-{{space}}.png",
+            path("plot_confusion") + ".png",
             caption="../report/confusion.rst",
             category=PLOT_CATEGORY,
             subcategory="{model}",
             labels={"figure": "confusion", "space": "{space}"},
         ),
-        csv=f"{R}/{{benchmark}}/{{split}}/{{model}}/plots/confusion-{{space}}.csv",
+        csv=path("plot_confusion") + ".csv",
     log:
         f"{LOGS}/plot_confusion/{{benchmark}}/{{split}}/{{model}}/{{space}}.log",
     wildcard_constraints:
-        model=r"(?!floor$)[A-Za-z0-9_.-]+",
+        model=one_of(MODEL_NAMES),
         space="[A-Za-z0-9_-]+",
     conda:
         ENV
@@ -91,8 +92,9 @@ rule plot_confusion:
         mem_mb=1000,
     shell:
         cli(
-            "plot-confusion --benchmark {wildcards.benchmark} --space {wildcards.space} --counts {input.counts} "
-            "--png {output.png} --csv {output.csv}"
+            "plot-confusion",
+            "--benchmark {wildcards.benchmark:q} --space {wildcards.space:q} --counts {input.counts:q} "
+            "--png {output.png:q} --csv {output.csv:q}",
         )
 
 
@@ -102,10 +104,10 @@ rule plot_fraction:
         baseline=baseline_counts,
         floor=floor_counts,
         definition=definition_files,
-        code=CODE_PLOTS,
+        code=code("plot-fraction"),
     output:
         report(
-            f"{R}/{{benchmark}}/{{split}}/{{model}}/plots/fraction-{{metric}}.png",
+            path("plot_fraction"),
             caption="../report/fraction.rst",
             category=PLOT_CATEGORY,
             subcategory="{model}",
@@ -114,7 +116,7 @@ rule plot_fraction:
     log:
         f"{LOGS}/plot_fraction/{{benchmark}}/{{split}}/{{model}}/{{metric}}.log",
     wildcard_constraints:
-        model=r"(?!floor$)[A-Za-z0-9_.-]+",
+        model=one_of(MODEL_NAMES),
         metric=r"[A-Za-z0-9_]+\.[A-Za-z0-9_]+",
     conda:
         ENV
@@ -124,50 +126,59 @@ rule plot_fraction:
         compare=comparison_arguments,
     shell:
         cli(
-            "plot-fraction --benchmark {wildcards.benchmark} --metric {wildcards.metric} --counts {input.counts} "
-            "{params.compare} --png {output}"
+            "plot-fraction",
+            "--benchmark {wildcards.benchmark:q} --metric {wildcards.metric:q} --counts {input.counts:q} "
+            "{params.compare} --png {output:q}",
         )
 
 
 rule overlays:
     input:
         counts=lambda w: counts_of(w, w.model),
-        predictions=prediction_folders,
-        files=split_files,
+        predictions=lambda w: (
+            model_read(w.model)
+            if PLAN.model(w.model).kind == "predictions"
+            else prediction_folders(w)
+        ),
+        frames=frame_index,
+        files=dataset_inputs("split"),
         definition=definition_files,
-        code=CODE_OVERLAYS,
+        code=code("overlays"),
     output:
-        frames=f"{R}/{{benchmark}}/{{split}}/{{model}}/overlays/frames.json",
+        frames=path("overlays") + "/frames.json",
         images=[
             report(
-                path,
+                p,
                 caption="../report/overlay.rst",
                 category=PLOT_CATEGORY,
                 subcategory="{model}",
-                labels={"figure": "overlay", "space": Path(path).stem},
+                labels={"figure": "overlay", "space": Path(p).stem},
             )
-            for path in overlay_files(
-                f"{R}/{{benchmark}}/{{split}}/{{model}}/overlays"
-            )
+            for p in overlay_files(path("overlays"))
         ],
     log:
         f"{LOGS}/overlays/{{benchmark}}/{{split}}/{{model}}.log",
     wildcard_constraints:
-        model=r"(?!floor$)[A-Za-z0-9_.-]+",
+        model=one_of(MODEL_NAMES),
     conda:
         ENV
     resources:
         mem_mb=2000,
     params:
-        data=lambda w: bench(w).data,
-        frames=OVERLAY_FRAMES,
+        data=data_argument("split"),
+        predictions=lambda w, input: (
+            [model_path_argument(w.model, input.predictions)]
+            if PLAN.model(w.model).kind == "predictions"
+            else as_list(input.predictions)
+        ),
+        per_kind=OVERLAY_FRAMES,
         folder=lambda w, output: Path(output.frames).parent,
-        model=lambda w: config["models"][w.model],
     shell:
         cli(
-            "overlays --benchmark {wildcards.benchmark} --data {params.data} --split {wildcards.split} "
-            "--counts {input.counts} --predictions {input.predictions} --frames {params.frames} "
-            "--out-dir {params.folder}"
+            "overlays",
+            "--benchmark {wildcards.benchmark:q} --data {params.data:q} --split {wildcards.split:q} "
+            "--frames-index {input.frames:q} --counts {input.counts:q} --predictions {params.predictions:q} "
+            "--frames {params.per_kind} --out-dir {params.folder:q}",
         )
 
 
@@ -175,7 +186,7 @@ rule plot_data:
     input:
         iou=plot_data_files("iou"),
         confusion=plot_data_files("confusion"),
-        code=[f"{SOURCE}/cli.py"],
+        code=code("plot-data"),
     output:
         iou=f"{R}/plots/iou.csv",
         confusion=f"{R}/plots/confusion.csv",
@@ -187,6 +198,7 @@ rule plot_data:
         mem_mb=1000,
     shell:
         cli(
-            "plot-data --iou {input.iou} --confusion {input.confusion} "
-            "--iou-out {output.iou} --confusion-out {output.confusion}"
+            "plot-data",
+            "--iou {input.iou:q} --confusion {input.confusion:q} "
+            "--iou-out {output.iou:q} --confusion-out {output.confusion:q}",
         )

@@ -1,11 +1,13 @@
-# Provenance: restore pinned inputs, identify the dataset bytes and each checkpoint.
+# Provenance: restore pinned inputs, identify the dataset bytes and each checkpoint. The identity
+# jobs are checkpoints: what comes after them is planned with the identities they wrote.
 
 
 checkpoint pull_pinned:
     input:
-        ancient(lambda w: dvc_file(PINNED[w.pin])),
+        pin=ancient(lambda w: dvc_file(PINNED[w.pin])),
+        code=code("pull"),
     output:
-        f"{R}/pinned/{{pin}}.json",
+        path("pinned"),
     log:
         f"{LOGS}/pull_pinned/{{pin}}.log",
     conda:
@@ -15,17 +17,19 @@ checkpoint pull_pinned:
     params:
         path=lambda w: PINNED[w.pin],
     shell:
-        cli("pull {params.path} --out {output}")
+        cli("pull", "{params.path:q} --out {output:q}")
 
 
-rule dataset_identity:
+checkpoint dataset_identity:
     input:
-        files=dataset_files,
+        files=dataset_inputs("all"),
         manifest=lambda w: [bench(w).manifest] if bench(w).manifest else [],
-        code=[f"{SOURCE}/provenance.py"] + CODE_DATASETS,
+        definition=definition_files,
+        code=code("manifest"),
     output:
-        manifest=f"{R}/{{benchmark}}/manifest.json",
-        dataset=f"{R}/{{benchmark}}/dataset.json",
+        manifest=path("manifest"),
+        dataset=path("dataset"),
+        frames=path("frames"),
     log:
         f"{LOGS}/dataset_identity/{{benchmark}}.log",
     conda:
@@ -33,21 +37,26 @@ rule dataset_identity:
     resources:
         mem_mb=1000,
     params:
-        data=lambda w: bench(w).data,
-        verify=lambda w: f"--verify {bench(w).manifest}" if bench(w).manifest else "",
+        data=data_argument("all"),
+        verify=lambda w, input: (
+            f"--verify {shlex.quote(input.manifest[0])}" if input.manifest else ""
+        ),
         fingerprint=dataset_fingerprint,
     shell:
         cli(
-            "manifest --benchmark {wildcards.benchmark} --data {params.data} {params.verify} "
-            "--out {output.manifest} --dataset-id-out {output.dataset}"
+            "manifest",
+            "--benchmark {wildcards.benchmark:q} --data {params.data:q} {params.verify} "
+            "--out {output.manifest:q} --dataset-id-out {output.dataset:q} --index-out {output.frames:q}",
         )
 
 
-rule checkpoint_identity:
+checkpoint checkpoint_identity:
     input:
-        model=lambda w: model_inputs(w.model),
+        model=lambda w: model_files(w.model),
+        definition=definition_files,
+        code=code("identify"),
     output:
-        f"{R}/{{benchmark}}/models/{{model}}/identity.json",
+        path("identity"),
     log:
         f"{LOGS}/checkpoint_identity/{{benchmark}}/{{model}}.log",
     conda:
@@ -55,8 +64,9 @@ rule checkpoint_identity:
     resources:
         mem_mb=1000,
     params:
-        model=lambda w: config["models"][w.model],
+        spec=lambda w, input: model_spec_argument(w.model, input),
     shell:
         cli(
-            "identify --benchmark {wildcards.benchmark} --model {wildcards.model} --out {output}"
+            "identify",
+            "--benchmark {wildcards.benchmark:q} --model-spec {params.spec:q} --out {output:q}",
         )

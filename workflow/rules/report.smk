@@ -6,14 +6,20 @@
 rule leaderboard:
     input:
         submissions=[
-            f"{R}/{b}/{s}/{m}/submission.json" for b, s, m in PLAN.evaluations()
+            path("submission", benchmark=b, split=s, model=m)
+            for b, s, m in PLAN.evaluations()
         ],
         floors=sorted(
-            {f"{R}/{b}/{s}/floor/metrics.json" for b, s, _ in PLAN.evaluations()}
+            {
+                path("metrics", benchmark=b, split=s, model="floor")
+                for b, s, _ in PLAN.evaluations()
+            }
         ),
-        metrics=[f"{R}/{b}/{s}/{m}/metrics.json" for b, s, m in PLAN.evaluations()],
+        metrics=[
+            path("metrics", benchmark=b, split=s, model=m) for b, s, m in PLAN.evaluations()
+        ],
         uncertainty=uncertainty_files(),
-        code=CODE_REPORT,
+        code=code("results"),
     output:
         csv=f"{R}/leaderboard.csv",
         md=f"{R}/leaderboard.md",
@@ -36,7 +42,8 @@ rule leaderboard:
         stem=lambda w, output: Path(output.csv).with_suffix(""),
     shell:
         cli(
-            "results --submissions {input.submissions} --floors {input.floors} --metrics {input.metrics} "
-            "--uncertainty {input.uncertainty} --out {params.stem} --metrics-out {output.metrics} "
-            "--tables {output.tables}"
+            "results",
+            "--submissions {input.submissions:q} --floors {input.floors:q} --metrics {input.metrics:q} "
+            "--uncertainty {input.uncertainty:q} --out {params.stem:q} --metrics-out {output.metrics:q} "
+            "--tables {output.tables:q}",
         )

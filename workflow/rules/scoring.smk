@@ -1,45 +1,64 @@
 # Scoring: per-shard confusion counts, merged into metrics; the floor from ground truth alone.
+# A shard is re-scored when its predictions are re-made or its content key changes (its labels).
+
+
+def predictions_input(w):
+    """The masks to score: an inference shard, or a predictions-folder model's own files (their
+    identity is in the content key, so their times do not count)."""
+    if PLAN.model(w.model).kind == "predictions":
+        return model_read(w.model)
+    return of("predictions", w)
+
+
+def predictions_argument(w, input):
+    if PLAN.model(w.model).kind == "predictions":
+        return model_path_argument(w.model, input.predictions)
+    return input.predictions
 
 
 rule score:
     input:
-        audit=f"{R}/{{benchmark}}/audit.json",
+        audit=audit_gate,
+        frames=frame_index,
+        identity=identity_record,
         predictions=predictions_input,
-        labels=lambda w: shard_files(w, "label"),
-        definition=definition_files,  # its boundary bands
-        code=CODE_SCORING,
+        files=dataset_inputs("shard-labels"),
+        definition=definition_files,
+        code=code("score"),
     output:
-        f"{R}/{{benchmark}}/{{split}}/{{model}}/counts/shard-{{shard}}.parquet",
+        path("counts"),
     log:
         f"{LOGS}/score/{{benchmark}}/{{split}}/{{model}}/shard-{{shard}}.log",
     wildcard_constraints:
-        model=r"(?!floor/)[A-Za-z0-9_.-]+",  # the floor has its own rule
+        model=one_of(MODEL_NAMES),  # the floor has its own rule
     conda:
         ENV
     threads: 2
     resources:
         mem_mb=1000,
     params:
-        data=lambda w: bench(w).data,
-        shard_size=shard_size,
+        key=scoring_key,
+        data=data_argument("shard-labels"),
         predictions=predictions_argument,
-        model=lambda w: config["models"][w.model],
+        shards=shard_total,
     shell:
         cli(
-            "score --benchmark {wildcards.benchmark} --data {params.data} --split {wildcards.split} "
-            "--shard {wildcards.shard} --shard-size {params.shard_size} --model {wildcards.model} "
-            "{params.predictions} --out {output}"
+            "score",
+            "--benchmark {wildcards.benchmark:q} --data {params.data:q} --frames {input.frames:q} "
+            "--split {wildcards.split:q} --shard {wildcards.shard} --shards {params.shards} "
+            "--identity {input.identity:q} --predictions {params.predictions:q} --out {output:q}",
         )
 
 
 rule score_floor:
     input:
-        audit=f"{R}/{{benchmark}}/audit.json",
-        labels=lambda w: shard_files(w, "label"),
+        audit=audit_gate,
+        frames=frame_index,
+        files=dataset_inputs("shard-labels"),
         definition=definition_files,
-        code=CODE_SCORING,
+        code=code("score"),
     output:
-        f"{R}/{{benchmark}}/{{split}}/floor/counts/shard-{{shard}}.parquet",
+        path("counts", model="floor"),
     log:
         f"{LOGS}/score_floor/{{benchmark}}/{{split}}/shard-{{shard}}.log",
     conda:
@@ -48,25 +67,25 @@ rule score_floor:
     resources:
         mem_mb=1000,
     params:
-        data=lambda w: bench(w).data,
-        shard_size=shard_size,
+        key=scoring_key,
+        data=data_argument("shard-labels"),
+        shards=shard_total,
     shell:
         cli(
-            "score --benchmark {wildcards.benchmark} --data {params.data} --split {wildcards.split} "
-            "--shard {wildcards.shard} --shard-size {params.shard_size} --floor --out {output}"
+            "score",
+            "--benchmark {wildcards.benchmark:q} --data {params.data:q} --frames {input.frames:q} "
+            "--split {wildcards.split:q} --shard {wildcards.shard} --shards {params.shards} "
+            "--floor --out {output:q}",
         )
 
 
 rule metrics:
     input:
-        counts=lambda w: expand(
-            f"{R}/{w.benchmark}/{w.split}/{w.model}/counts/shard-{{shard}}.parquet",
-            shard=bench(w).shards(w.split),
-        ),
+        counts=lambda w: counts_of(w, w.model),
         definition=definition_files,
-        code=CODE_METRICS,
+        code=code("metrics"),
     output:
-        f"{R}/{{benchmark}}/{{split}}/{{model}}/metrics.json",
+        path("metrics"),
     log:
         f"{LOGS}/metrics/{{benchmark}}/{{split}}/{{model}}.log",
     conda:
@@ -75,31 +94,36 @@ rule metrics:
         mem_mb=2000,
     shell:
         cli(
-            "metrics --benchmark {wildcards.benchmark} --counts {input.counts} --out {output}"
+            "metrics",
+            "--benchmark {wildcards.benchmark:q} --counts {input.counts:q} --out {output:q}",
         )
 
 
 rule submission:
     input:
-        metrics=f"{R}/{{benchmark}}/{{split}}/{{model}}/metrics.json",
-        floor=f"{R}/{{benchmark}}/{{split}}/floor/metrics.json",
-        identity=f"{R}/{{benchmark}}/models/{{model}}/identity.json",
-        dataset=f"{R}/{{benchmark}}/dataset.json",
-        definition=definition_files,  # its `record` fields
-        code=CODE_SUBMISSION,
+        metrics=path("metrics"),
+        floor=path("metrics", model="floor"),
+        identity=identity_record,
+        dataset=dataset_record,
+        definition=definition_files,
+        code=code("submit"),
     output:
-        f"{R}/{{benchmark}}/{{split}}/{{model}}/submission.json",
+        path("submission"),
     log:
         f"{LOGS}/submission/{{benchmark}}/{{split}}/{{model}}.log",
+    wildcard_constraints:
+        model=one_of(MODEL_NAMES),
     conda:
         ENV
     resources:
         mem_mb=1000,
     params:
-        model=lambda w: config["models"][w.model],
+        dataset_id=dataset_id,
+        checkpoint_sha256=checkpoint_sha256,
     shell:
         cli(
-            "submit --benchmark {wildcards.benchmark} --model {wildcards.model} --metrics {input.metrics} "
-            "--floor-metrics {input.floor} --identity {input.identity} --dataset-id {input.dataset} "
-            "--out {output}"
+            "submit",
+            "--benchmark {wildcards.benchmark:q} --metrics {input.metrics:q} "
+            "--floor-metrics {input.floor:q} --identity {input.identity:q} --dataset-id {input.dataset:q} "
+            "--out {output:q}",
         )

@@ -35,7 +35,7 @@ from ..errors import SegbenchError
 from ..maskio import write_mask
 from ..fileio import atomic_write_text
 from ..provenance import sha256_file
-from ..scoring import workers
+from ..parallel import workers
 from .layout import dataset_root
 from .table import LabelTable, load_table
 

@@ -1,0 +1,39 @@
+"""Stored shard counts, read and merged: what every step after scoring starts from."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ..confusion import FrameCounts
+from ..countsio import read_counts
+from ..definitions import Benchmark
+from ..errors import SegbenchError
+from ..identity import space_named
+from ..labels import LabelSpace
+
+
+def merge_counts(benchmark: Benchmark, paths: Sequence[Path]) -> tuple[FrameCounts, dict[str, Any], LabelSpace]:
+    """Read and merge shard counts; they must agree on benchmark, split and model."""
+    parts = [read_counts(p) for p in paths]
+    if not parts:
+        raise SegbenchError("no counts files given")
+    first = parts[0][1]
+    for path, (_, meta) in zip(paths, parts):
+        for key in ("benchmark", "split", "model"):
+            if meta[key] != first[key]:
+                raise SegbenchError(f"{path}: {key} is {meta[key]!r} but {paths[0]} has {first[key]!r}; not mergeable")
+    if first["benchmark"] != benchmark.name:
+        raise SegbenchError(f"{paths[0]}: counts are for benchmark '{first['benchmark']}', not '{benchmark.name}'")
+    try:
+        counts = FrameCounts.merge([c for c, _ in parts])
+    except ValueError as exc:
+        raise SegbenchError(f"cannot merge {[str(p) for p in paths]}: {exc}") from None
+    recorded = first["model"]["label_space"]
+    return counts, first, space_named(benchmark, recorded["name"], recorded["classes"])
+
+
+def counts_split(path: Path) -> str:
+    """The split a counts file was scored on."""
+    return read_counts(path)[1]["split"]

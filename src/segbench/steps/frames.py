@@ -1,0 +1,33 @@
+"""Which frames a step works on: a split of the dataset, or of the frame index the workflow's
+dataset_identity job wrote, and one shard of it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from ..datasets import read_dataset, select_split
+from ..datasets.base import Frame
+from ..definitions import Benchmark
+from ..errors import SegbenchError
+from ..frameindex import index_frames, read_index
+from ..spec import shard_of
+
+
+def frames_of_split(benchmark: Benchmark, data: Path, split: str, index: Path | None = None) -> list[Frame]:
+    """The split's frames, sorted by frame id: from the frame index when given (read once by the
+    workflow), else from the dataset's own listing."""
+    benchmark.check_split(split)
+    frames = read_dataset(benchmark, data) if index is None else index_frames(read_index(index, benchmark.name), data)
+    return select_split(frames, split)
+
+
+def shard(frames: Sequence[Frame], shards: int | None, index: int | None) -> list[Frame]:
+    """The frames of shard `index` of `shards` (by a stable hash of the frame id); all frames if index is None."""
+    if index is None:
+        return list(frames)
+    if shards is None or shards < 1:
+        raise SegbenchError("--shard needs --shards N (the split's shard count, at least 1)")
+    if not 0 <= index < shards:
+        raise SegbenchError(f"shard {index} does not exist: the split is cut into {shards} shard(s)")
+    return [f for f in frames if shard_of(f.frame_id, shards) == index]

@@ -1,0 +1,55 @@
+"""The results table as a step: submission records and floors grouped by comparability triple,
+with every metric and bootstrap interval, as CSV, Markdown, JSON, a sortable HTML page and the
+per-report tables."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from .. import leaderboard
+from ..definitions import load_benchmark
+from ..errors import SegbenchError
+from ..evaluation import record_results
+from ..fileio import atomic_write_texts, read_json, write_json, write_text
+from ..submission import validate_record
+
+
+def read_records(paths: Sequence[Path]) -> list[dict[str, Any]]:
+    """Submission records, each validated against its benchmark's schemas before it is tabled."""
+    records = []
+    for path in paths:
+        record = read_json(path)
+        name = record.get("benchmark") if isinstance(record, dict) else None
+        if not isinstance(name, str):
+            raise SegbenchError(f"{path}: not a submission record (no 'benchmark' field naming its benchmark)")
+        validate_record(record, load_benchmark(name), path)
+        records.append(record)
+    return records
+
+
+def spec_fields(document: dict[str, Any]) -> dict[str, Any]:
+    """A metrics document restricted, like a record, to the spec fields its benchmark selects."""
+    return {**document, "results": record_results(load_benchmark(document["benchmark"]), document["results"])}
+
+
+def results(submissions: Sequence[Path], floors: Sequence[Path], metrics: Sequence[Path], uncertainty: Sequence[Path],
+            stem: Path, tables: Path, metrics_out: Path | None) -> str:
+    """The records' table (metrics.json for `dvc metrics` from the spec fields only), then every
+    metric of the models' and floors' metrics documents, the intervals, the per-report tables.
+    Writes STEM.{csv,md,json,html} and TABLES/; returns the Markdown."""
+    floor_documents = [read_json(p) for p in floors]
+    groups = leaderboard.build(read_records(submissions), [spec_fields(f) for f in floor_documents])
+    if metrics_out:
+        write_json(metrics_out, leaderboard.headline_metrics(groups))
+    groups = leaderboard.attach_results(groups, [read_json(p) for p in metrics] + floor_documents)
+    groups = leaderboard.attach_intervals(groups, [read_json(p) for p in uncertainty])
+    markdown = leaderboard.to_markdown(groups, str(tables))
+    write_text(stem.with_suffix(".csv"), leaderboard.to_csv(groups))
+    write_text(stem.with_suffix(".md"), markdown)
+    write_json(stem.with_suffix(".json"), {"groups": groups})
+    write_text(stem.with_suffix(".html"), leaderboard.to_html(groups))
+    texts = {tables / name: text for name, text in leaderboard.report_tables(groups).items()}
+    atomic_write_texts({**texts, tables / "long.csv": leaderboard.to_long_csv(groups)})
+    return markdown

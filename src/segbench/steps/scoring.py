@@ -1,0 +1,51 @@
+"""Scoring as a step: per-frame confusion counts of predicted masks (or of the floor), written
+with what they were computed from."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from ..confusion import FrameCounts
+from ..countsio import write_counts
+from ..datasets import require_labels
+from ..datasets.base import Frame
+from ..definitions import Benchmark
+from ..errors import SegbenchError
+from ..evaluation import band_plan
+from ..intake import UPLOAD_META, ArchivePredictions, open_predictions
+from ..labels import LabelSpace
+from ..scoring import score_constant, score_predictions
+
+
+def score_model(benchmark: Benchmark, frames: Sequence[Frame], name: str, kind: str, space: LabelSpace,
+                predictions: Path, out: Path, split: str) -> FrameCounts:
+    """Per-frame counts of the masks in `predictions` (in label space `space`), written to `out`."""
+    require_labels(frames, "scoring")
+    counts = score_predictions(frames, predictions, benchmark.ground_truth, space, benchmark.evaluation_size,
+                               band_plan(benchmark, space))
+    return _write(benchmark, counts, {"name": name, "kind": kind}, space, out, split)
+
+
+def score_floor(benchmark: Benchmark, frames: Sequence[Frame], out: Path, split: str) -> FrameCounts:
+    """Per-frame counts of the floor: the benchmark's floor class everywhere, from the ground truth alone."""
+    require_labels(frames, "scoring")
+    space = benchmark.ground_truth
+    counts = score_constant(frames, benchmark.floor_class, space, benchmark.evaluation_size,
+                            band_plan(benchmark, space))
+    return _write(benchmark, counts, {"name": "floor", "kind": "floor"}, space, out, split)
+
+
+def _write(benchmark: Benchmark, counts: FrameCounts, model: dict, space: LabelSpace, out: Path, split: str) -> FrameCounts:
+    model = {**model, "label_space": {"name": space.name, "classes": space.names}}
+    write_counts(out, counts, {"benchmark": benchmark.name, "split": split, "model": model})
+    return counts
+
+
+def check_predictions(folder: Path, frames: Sequence[Frame], dataset_id: str | None = None) -> None:
+    """For a predictions folder or archive: exactly one plain mask file per evaluated frame; an
+    upload that states the dataset_id it was made for (uploads.UPLOAD_META) must state this one."""
+    with open_predictions(folder, frames, exact=True) as masks:
+        stated = masks.metadata() if isinstance(masks, ArchivePredictions) else None
+    if dataset_id is not None and stated is not None and stated != dataset_id:
+        raise SegbenchError(f"{folder}: made for dataset {stated} ({UPLOAD_META}), but the data is {dataset_id}")

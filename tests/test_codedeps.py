@@ -1,0 +1,75 @@
+"""Code dependencies derived from imports (segbench.codedeps): what each subcommand runs."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from segbench.cli import COMMANDS
+from segbench.codedeps import closure, command_files, imports_of
+
+ROOT = Path(__file__).resolve().parents[1]
+SRC = "src/segbench"
+
+
+def files(command: str) -> set[str]:
+    return set(command_files(command, ROOT))
+
+
+def test_inference_runs_the_models_but_no_metric_or_scoring_code():
+    infer = files("infer")
+    assert {f"{SRC}/inference.py", f"{SRC}/inference_kernels.py", f"{SRC}/models/checkpoint.py",
+            f"{SRC}/steps/inference.py", f"{SRC}/cli.py"} <= infer
+    assert not {f"{SRC}/metrics.py", f"{SRC}/evaluation.py", f"{SRC}/scoring.py", f"{SRC}/cellcount.py",
+                f"{SRC}/bootstrap.py"} & infer
+
+
+def test_scoring_runs_no_model_or_metric_code():
+    score = files("score")
+    assert {f"{SRC}/scoring.py", f"{SRC}/cellcount.py", f"{SRC}/countsio.py", f"{SRC}/steps/scoring.py"} <= score
+    assert not {f"{SRC}/inference.py", f"{SRC}/metrics.py", f"{SRC}/evaluation.py"} & score
+    assert not any(f.startswith(f"{SRC}/models/") for f in score)
+
+
+def test_metrics_run_the_metric_code_but_no_scoring_or_inference():
+    metrics = files("metrics")
+    assert {f"{SRC}/metrics.py", f"{SRC}/evaluation.py", f"{SRC}/steps/metrics.py"} <= metrics
+    assert not {f"{SRC}/scoring.py", f"{SRC}/cellcount.py", f"{SRC}/inference.py"} & metrics
+
+
+def test_a_registry_imported_by_name_depends_on_every_module_of_its_package():
+    # datasets/__init__ picks its reader with import_module: every reader is a dependency
+    readers = {f"{SRC}/datasets/{name}.py" for name in ("painting_vision", "idd", "easyportrait")}
+    assert readers <= files("manifest")
+    assert {f"segbench.datasets.{n}" for n in ("painting_vision", "idd", "easyportrait")} <= imports_of("segbench.datasets")
+
+
+def test_lazy_imports_count_and_data_files_read_by_fixed_path_too():
+    # steps.inference imports segbench.models inside infer(): still a dependency
+    assert "segbench.models" in imports_of("segbench.steps.inference")
+    assert f"workflow/schemas/submission.schema.json" in files("submit")
+    assert "config/label_tables/idd.yaml" in files("idd-labels")
+
+
+def test_modules_no_step_imports_are_in_no_command():
+    every = set().union(*(files(c.name) for c in COMMANDS))
+    assert not any(f.startswith(f"{SRC}/synthetic/") for f in every)
+    assert f"{SRC}/oneshot.py" not in every and f"{SRC}/plan.py" not in every
+
+
+def test_closure_is_transitive():
+    assert "segbench.labels" in closure(["segbench.steps.metrics"])  # via evaluation -> labels
+
+
+def rule_blocks(text: str) -> list[tuple[str, str]]:
+    return re.findall(r"^(?:rule|checkpoint) (\w+):\n(.*?)(?=^\S|\Z)", text, re.S | re.M)
+
+
+@pytest.mark.parametrize("smk", sorted((ROOT / "workflow" / "rules").glob("*.smk")), ids=lambda p: p.name)
+def test_every_rule_declares_the_code_of_the_command_it_runs(smk: Path):
+    for rule, body in rule_blocks(smk.read_text()):
+        runs = re.findall(r'cli\(\s*"([a-z-]+)"', body)
+        declared = re.findall(r'code=code\("([a-z-]+)"\)', body)
+        assert runs == declared and len(runs) == 1, f"{smk.name}: rule {rule} runs {runs}, declares {declared}"
