@@ -8,14 +8,15 @@ from pathlib import Path
 import pytest
 
 from segbench.cli import COMMANDS
-from segbench.codedeps import closure, command_files, imports_of
+from segbench.codedeps import CodeGraph
 
 ROOT = Path(__file__).resolve().parents[1]
 SRC = "src/segbench"
+GRAPH = CodeGraph(ROOT)
 
 
 def files(command: str) -> set[str]:
-    return set(command_files(command, ROOT))
+    return set(GRAPH.command_files(command))
 
 
 def test_inference_runs_the_models_but_no_metric_or_scoring_code():
@@ -43,12 +44,12 @@ def test_a_registry_imported_by_name_depends_on_every_module_of_its_package():
     # datasets/__init__ picks its reader with import_module: every reader is a dependency
     readers = {f"{SRC}/datasets/{name}.py" for name in ("painting_vision", "idd", "easyportrait")}
     assert readers <= files("manifest")
-    assert {f"segbench.datasets.{n}" for n in ("painting_vision", "idd", "easyportrait")} <= imports_of("segbench.datasets")
+    assert {f"segbench.datasets.{n}" for n in ("painting_vision", "idd", "easyportrait")} <= GRAPH.imports_of("segbench.datasets")
 
 
 def test_lazy_imports_count_and_data_files_read_by_fixed_path_too():
     # steps.inference imports segbench.models inside infer(): still a dependency
-    assert "segbench.models" in imports_of("segbench.steps.inference")
+    assert "segbench.models" in GRAPH.imports_of("segbench.steps.inference")
     assert f"workflow/schemas/submission.schema.json" in files("submit")
     assert "config/label_tables/idd.yaml" in files("idd-labels")
 
@@ -60,7 +61,7 @@ def test_modules_no_step_imports_are_in_no_command():
 
 
 def test_closure_is_transitive():
-    assert "segbench.labels" in closure(["segbench.steps.metrics"])  # via evaluation -> labels
+    assert "segbench.labels" in GRAPH.closure(["segbench.steps.metrics"])  # via evaluation -> labels
 
 
 def rule_blocks(text: str) -> list[tuple[str, str]]:

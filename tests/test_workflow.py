@@ -86,15 +86,9 @@ def pv_group(repo: Path) -> dict:
 
 
 @pytest.fixture(scope="module")
-def repo(tmp_path_factory) -> Path:
-    return tracked_copy(tmp_path_factory.mktemp("repo"))
-
-
-@pytest.fixture(scope="module")
-def first_run(repo: Path) -> Path:
-    assert not (repo / "data").exists()  # restored by the workflow's pull rule, from the in-repo remote
-    run(repo, "snakemake", "--cores", "2")
-    return repo
+def first_run(embedded_run) -> Path:
+    """The shared run of the embedded default (conftest.py); this module goes on changing it."""
+    return embedded_run.repo
 
 
 def test_full_run_restores_pinned_inputs_and_builds_the_table(first_run: Path):

@@ -14,7 +14,7 @@ import re
 import shlex
 from pathlib import Path
 
-from segbench.codedeps import command_files
+from segbench.codedeps import CodeGraph
 from segbench.config import check_config
 from segbench.errors import SegbenchError
 from segbench.metric_registry import with_figure
@@ -98,9 +98,12 @@ def bench(w):
     return PLAN.benchmarks[w.benchmark]
 
 
+CODE = CodeGraph(workflow.basedir)
+
+
 def code(command):
     """The source files `segbench COMMAND` runs, from the imports of its step (segbench.codedeps)."""
-    return command_files(command)
+    return CODE.command_files(command)
 
 
 def cli(command, arguments):
@@ -125,8 +128,10 @@ PINNED = {pin_slug(p): p for p in PLAN.pinned_paths()}
 
 
 def pinned(p):
-    """Wait for a DVC-pinned input to be restored (a no-op when it is on disk already)."""
-    if pin_slug(p) not in PINNED:
+    """Wait for a DVC-pinned input to be restored (a no-op when it is on disk already). Not when
+    inputs are staged: a job restoring them would restore them only where it runs; they are
+    staged into the storage with the other inputs (docs/cluster.md)."""
+    if STAGED or pin_slug(p) not in PINNED:
         return []
     return [after("pull_pinned", "pinned", pin=pin_slug(p))]
 
@@ -192,24 +197,21 @@ def data_argument(which):
 
 
 def model_files(name):
-    """A model's files as inputs (a folder's files one by one: a folder has no checksum, and
-    cannot be staged), and its .dvc pin, so that a re-pinned model re-runs its identity."""
+    """A model's files as inputs of its identity job, and its .dvc pin, so that a re-pinned model
+    re-runs its identity. A folder's files one by one on a shared filesystem (a folder has no
+    checksum); staged, the folder is one storage object (a prefix) the job retrieves whole."""
     p = str(PLAN.model(name).path)
     pin = [dvc_file(p)] if Path(dvc_file(p)).is_file() else []
-    if Path(p).is_dir():
-        files = sorted(str(f) for f in Path(p).rglob("*") if f.is_file())
-    else:
-        files = [p]
-    return pinned(p) + files + pin
+    if Path(p).is_dir() and not STAGED:
+        return pinned(p) + sorted(str(f) for f in Path(p).rglob("*") if f.is_file()) + pin
+    return pinned(p) + [p] + pin
 
 
 def model_read(name):
     """The model as an input of the jobs that read it (inference; scoring of a folder of masks):
-    its identity record's hash is in their content key, so its files' times do not count; they
-    are listed one by one only when inputs are staged."""
+    its identity record's hash is in their content key, so its files' times do not count."""
     p = str(PLAN.model(name).path)
-    files = model_files(name) if STAGED else pinned(p) + [p]
-    return [ancient(f) for f in files]
+    return [ancient(f) for f in pinned(p) + [p]]
 
 
 def as_list(files):
@@ -218,15 +220,9 @@ def as_list(files):
 
 
 def model_path_argument(name, local_files):
-    """Where a job finds the model: its path, or (inputs staged) the local copy of it, found from
-    `local_files`, the local paths of the model_files(name) it lists."""
-    p = str(PLAN.model(name).path)
-    if not STAGED:
-        return p
-    local_files = as_list(local_files)
-    files = model_files(name)
-    first = next(i for i, f in enumerate(files) if f == p or f.startswith(p + "/"))
-    return staged_root(local_files[first], os.path.relpath(files[first], p) if files[first] != p else "")
+    """Where a job finds the model: its path, or (inputs staged) the local copy of it, the first
+    of `local_files` (the local paths of its model_files or model_read input)."""
+    return as_list(local_files)[0] if STAGED else str(PLAN.model(name).path)
 
 
 def model_spec_argument(name, input):

@@ -1,0 +1,193 @@
+"""Exactly the affected work: which jobs each kind of change re-runs, on 2,000 frames and two models.
+
+    .venv/bin/python benchmarks/workflow_changes.py [--frames 2000] [--workdir build/bench-changes]
+
+In a work folder under the git-ignored build/ it copies the repository as a clone holds it,
+generates N valid Painting Vision test frames (benchmarks/workflow_scale.py's generator, 64x48,
+walls of 40) and their manifest, and writes a config with that one benchmark and two models: the
+embedded `best` and `second` (the same network with one weight tensor halved, so other bytes);
+shard_size 8 and max_shards at the schema's default (100 shards). After one full run it makes each
+change below in turn, re-pins the manifest where the change is to the dataset (as a maintainer
+does), runs `snakemake --cores C` and counts the jobs each rule ran (from Snakemake's log):
+
+  touched      a label, an image and both checkpoints touched (same bytes, new times)
+  label        one test label changed
+  image        one test image changed
+  added        one frame added to the split
+  removed      one frame removed from the split
+  checkpoint   `second`'s checkpoint changed
+  metric-code  a change to segbench/metrics.py
+  infer-code   a change to segbench/inference.py
+  unused-code  a change to a module no step imports (segbench/synthetic/training.py)
+
+and checks each against what must hold (issue 11, docs/workflow.md "What re-runs"). It prints the
+jobs per rule for every change and writes WORKDIR/workflow_changes.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import yaml
+from PIL import Image
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from workflow_scale import BENCHMARK, DATA, MANIFEST, generate_dataset, run, tracked_copy, write_config  # noqa: E402
+
+MODELS = ("best", "second")
+
+
+def log(message: str) -> None:
+    print(f"[workflow_changes] {message}", flush=True)
+
+
+def executed_jobs(output: str) -> dict[str, int]:
+    """Rule -> how many of its jobs the run executed."""
+    jobs: dict[str, int] = {}
+    for match in re.finditer(r"^(?:local)?(?:rule|checkpoint) (\w+):$", output, re.M):
+        jobs[match.group(1)] = jobs.get(match.group(1), 0) + 1
+    return jobs
+
+
+def second_checkpoint(repo: Path, factor: float) -> None:
+    """artifacts/second.pt: the embedded network with its first weight tensor scaled by `factor`."""
+    import torch
+
+    doc = torch.load(repo / "artifacts" / "best.pt", weights_only=True)
+    name = next(k for k, v in doc["state_dict"].items() if v.is_floating_point())
+    doc["state_dict"][name] = doc["state_dict"][name] * factor
+    torch.save(doc, repo / "artifacts" / "second.pt")
+
+
+def rewrite(path: Path, edit: Callable[[Image.Image], Image.Image]) -> None:
+    """Replace a frame file by an edited copy (a new file: the generator hard-links frames)."""
+    with Image.open(path) as image:
+        edited = edit(image.copy())
+    path.unlink()
+    edited.save(path, **({"quality": 95} if path.suffix == ".jpg" else {}))
+
+
+def frame_rows(repo: Path) -> list[str]:
+    return (repo / DATA / "frames.csv").read_text().splitlines()
+
+
+def repin(repo: Path) -> None:
+    run(repo, "segbench", "manifest", "--benchmark", BENCHMARK, "--data", DATA, "--out", MANIFEST)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--frames", type=int, default=2000)
+    parser.add_argument("--workdir", type=Path, default=ROOT / "build" / "bench-changes")
+    parser.add_argument("--cores", type=int, default=2)
+    args = parser.parse_args(argv)
+
+    workdir = args.workdir.resolve()
+    if workdir.exists():
+        shutil.rmtree(workdir)
+    repo = workdir / "repo"
+    repo.mkdir(parents=True)
+    log(f"copying the repository to {repo}; generating {args.frames} frames")
+    tracked_copy(repo)
+    generate_dataset(repo / DATA, args.frames, 40, workdir / "scratch")
+    repin(repo)
+    config = write_config(repo, None, 64)
+    config["models"]["second"] = dict(config["models"]["best"], path="artifacts/second.pt")
+    config["benchmarks"][BENCHMARK]["models"] = list(MODELS)
+    (repo / "config" / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    run(repo, "dvc", "pull", "-q", "artifacts/best.pt.dvc")
+    second_checkpoint(repo, 0.5)
+
+    log(f"full run: snakemake --cores {args.cores}")
+    seconds, output = run(repo, "snakemake", "--cores", str(args.cores))
+    full = executed_jobs(output)
+    log(f"full run: {seconds:.0f} s, {sum(full.values())} jobs")
+    test_ids = [line.split(",")[0] for line in frame_rows(repo)[1:]]
+    label = lambda i: repo / DATA / "labels" / f"{test_ids[i]}.png"  # noqa: E731
+    image = lambda i: repo / DATA / "images" / f"{test_ids[i]}.jpg"  # noqa: E731
+
+    def touched() -> None:
+        for path in (label(0), image(1), repo / "artifacts" / "best.pt", repo / "artifacts" / "second.pt"):
+            os.utime(path)
+
+    def changed_label() -> None:
+        rewrite(label(2), lambda m: m.point(lambda v: 8 if v == 1 else v))
+        repin(repo)
+
+    def changed_image() -> None:
+        rewrite(image(3), lambda m: m.point(lambda v: 255 - v))
+        repin(repo)
+
+    def added_frame() -> None:
+        rows = frame_rows(repo)
+        first = rows[1].split(",")[0]
+        shutil.copyfile(repo / DATA / "images" / f"{first}.jpg", repo / DATA / "images" / "zz_added.jpg")
+        shutil.copyfile(repo / DATA / "labels" / f"{first}.png", repo / DATA / "labels" / "zz_added.png")
+        (repo / DATA / "frames.csv").write_text("\n".join(rows + [f"zz_added,{rows[1].split(',')[1]},test"]) + "\n")
+        repin(repo)
+
+    def removed_frame() -> None:
+        gone = test_ids[4]
+        rows = [r for r in frame_rows(repo) if not r.startswith(f"{gone},")]
+        (repo / DATA / "frames.csv").write_text("\n".join(rows) + "\n")
+        label(4).unlink()
+        image(4).unlink()
+        repin(repo)
+
+    def code_change(module: str) -> Callable[[], None]:
+        def change() -> None:
+            path = repo / "src" / "segbench" / module
+            path.write_text(path.read_text() + "\n# changed\n")
+        return change
+
+    # (name, change, check of the jobs it ran): what must hold
+    per_model = len(MODELS)
+    scenarios = [
+        ("touched", touched, lambda j: set(j) <= {"dataset_identity", "checkpoint_identity"}),
+        ("label", changed_label, lambda j: "infer" not in j and j.get("score") == per_model and j.get("score_floor") == 1
+         and j.get("audit") == 1),
+        ("image", changed_image, lambda j: j.get("infer") == per_model and j.get("score") == per_model
+         and "score_floor" not in j),
+        ("added", added_frame, lambda j: j.get("infer", 0) <= per_model and j.get("score_floor", 0) <= 1),
+        ("removed", removed_frame, lambda j: j.get("infer", 0) <= per_model and j.get("score_floor", 0) <= 1),
+        ("checkpoint", lambda: second_checkpoint(repo, 0.25), lambda j: j.get("checkpoint_identity") == 1
+         and j.get("infer") == 100 and j.get("score") == 100 and "score_floor" not in j and j.get("submission") == 1),
+        ("metric-code", code_change("metrics.py"), lambda j: not {"infer", "score", "score_floor"} & set(j)),
+        ("infer-code", code_change("inference.py"), lambda j: "score_floor" not in j and j.get("infer") == 2 * 100),
+        ("unused-code", code_change("synthetic/training.py"), lambda j: j == {}),
+    ]
+    results: dict[str, dict] = {"frames": args.frames, "models": list(MODELS), "full_run": full, "changes": {}}
+    ok = True
+    for name, change, check in scenarios:
+        change()
+        start = time.perf_counter()
+        _, output = run(repo, "snakemake", "--cores", str(args.cores))
+        jobs = executed_jobs(output)
+        holds = check(jobs)
+        ok &= holds
+        results["changes"][name] = {"jobs": jobs, "seconds": round(time.perf_counter() - start, 1), "holds": holds}
+        log(f"{name}: {sum(jobs.values())} jobs in {results['changes'][name]['seconds']} s: "
+            f"{'holds' if holds else 'DOES NOT HOLD'}")
+    (workdir / "workflow_changes.json").write_text(json.dumps(results, indent=2) + "\n")
+
+    print(f"\nworkflow changes: {args.frames} frames, models {', '.join(MODELS)}, full run {sum(full.values())} jobs")
+    rules = sorted({r for c in results["changes"].values() for r in c["jobs"]})
+    print(f"{'change':<13}" + "".join(f"{r[:10]:>11}" for r in rules) + f"{'seconds':>9}  holds")
+    for name, entry in results["changes"].items():
+        print(f"{name:<13}" + "".join(f"{entry['jobs'].get(r, 0):>11}" for r in rules)
+              + f"{entry['seconds']:>9}  {'yes' if entry['holds'] else 'NO'}")
+    print(f"figures: {workdir / 'workflow_changes.json'}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
