@@ -29,6 +29,7 @@ def band_width(shape: tuple[int, int], ratio: float | None = None, pixels: int |
     return max(1, int(round(ratio * math.hypot(shape[0], shape[1]))))
 
 
+_LANES = np.uint64(0x0101010101010101)  # v * this: the byte v in all 8 lanes of a word
 NOT_UNIFORM = np.uint8(255)  # a row verdict: the row window holds two labels or leaves the image
 MAX_LABELS = 253  # label codes 0..254: lut + 2 (INVALID -2 -> 0, DROP -1 -> 1, class c -> c + 2)
 
@@ -82,28 +83,51 @@ def _band(raw: np.ndarray, lut: np.ndarray, d: int) -> np.ndarray:
 
 @numba.njit(nogil=True, cache=True, boundscheck=False)
 def _count_band_cells(gt: np.ndarray, pred: np.ndarray, gt_band: np.ndarray, pred_band: np.ndarray,
-                      hist: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Runs of one (flags, gt, pred) are counted at once; `hist` is zero on entry and on return."""
+                      hist: np.ndarray, seen: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Runs of one (flags, gt, pred) are counted at once, 8 pixels of each array compared at a
+    time with the run's values (as cellcount does); `hist` is zero on entry and on return."""
+    n_seen = 0
+    n = gt.size
+    words = n // 8
+    gt_words, pred_words = gt[: words * 8].view(np.uint64), pred[: words * 8].view(np.uint64)
+    gb_words, pb_words = gt_band[: words * 8].view(np.uint64), pred_band[: words * 8].view(np.uint64)
     key = np.int64(-1)
     run = np.int64(0)
-    for i in range(gt.size):
+    g8 = p8 = a8 = b8 = np.uint64(0)  # the run's four values in all 8 lanes of a word
+    i = 0
+    while i < n:
+        if (i & 7) == 0 and i >> 3 < words and key >= 0:
+            w = i >> 3
+            if (gt_words[w] == g8) and (pred_words[w] == p8) and (gb_words[w] == a8) and (pb_words[w] == b8):
+                run += 8
+                i += 8
+                continue
         current = ((np.int64(gt_band[i]) + 2 * np.int64(pred_band[i])) << 16) | (np.int64(gt[i]) << 8) | np.int64(pred[i])
-        if current == key:
-            run += 1
-            continue
-        if key >= (1 << 16):
-            hist[key] += run
-        key = current
-        run = 1
+        if current != key:
+            if key >= (1 << 16):
+                if hist[key] == 0:
+                    seen[n_seen] = key
+                    n_seen += 1
+                hist[key] += run
+            key = current
+            run = 0
+            g8 = np.uint64(gt[i]) * _LANES
+            p8 = np.uint64(pred[i]) * _LANES
+            a8 = np.uint64(gt_band[i]) * _LANES
+            b8 = np.uint64(pred_band[i]) * _LANES
+        run += 1
+        i += 1
     if key >= (1 << 16):
+        if hist[key] == 0:
+            seen[n_seen] = key
+            n_seen += 1
         hist[key] += run
-    cells = np.flatnonzero(hist).astype(np.uint32)
-    counts = np.empty(cells.size, np.int64)
-    for k in range(cells.size):
+    cells = np.sort(seen[:n_seen])
+    counts = np.empty(n_seen, np.int64)
+    for k in range(n_seen):
         counts[k] = hist[np.int64(cells[k])]
         hist[np.int64(cells[k])] = 0
     return cells, counts
-
 
 IDENTITY = np.arange(256, dtype=np.int32)
 _buffers = threading.local()  # one zeroed table per thread, cleared by the kernel after use
@@ -128,9 +152,9 @@ def band_cells(gt: np.ndarray, pred: np.ndarray, gt_lut: np.ndarray, pred_lut: n
     pred_band = _band(pred, np.asarray(pred_lut, np.int32), int(d))
     buffers = _buffers.__dict__
     if not buffers:
-        buffers["hist"] = np.zeros(4 << 16, np.int64)
+        buffers["hist"], buffers["seen"] = np.zeros(4 << 16, np.int64), np.empty(4 << 16, np.uint32)
     return _count_band_cells(gt.reshape(-1), pred.reshape(-1), gt_band.reshape(-1), pred_band.reshape(-1),
-                             buffers["hist"])
+                             buffers["hist"], buffers["seen"])
 
 
 @dataclass(frozen=True)
