@@ -16,7 +16,8 @@ from segbench.confusion import BandCounts, FrameCounts
 from segbench.countsio import read_counts, write_counts
 from segbench.definitions import benchmark_path, load_benchmark, parse_benchmark, read_yaml
 from segbench.errors import SegbenchError
-from segbench.evaluation import band_plan, evaluate
+from segbench.bandplan import band_plan
+from segbench.evaluation import evaluate
 
 PV = load_benchmark("painting-vision")
 TEN = PV.ground_truth

@@ -22,11 +22,12 @@ from typing import Any
 import numpy as np
 
 from .confusion import BAND_TALLIES, FrameCounts
-from .definitions import Benchmark, MetricSpec, ReportSpec
+from .definitions import Benchmark, MetricSpec, ReportSpec, applies
 from .errors import SegbenchError
-from .evaluation import applies, report_band_tallies, report_matrix
+from .evaluation import report_band_tallies, report_matrix
 from .labels import LabelSpace
-from .metric_registry import ReportView, function
+from .metric_registry import function
+from .metric_values import ReportView, values
 
 CONFIDENCE = 0.95
 
@@ -94,7 +95,7 @@ def prepare(
 
 
 def _value(spec: MetricSpec, view: ReportView) -> float:
-    value = function(spec).values(spec, view)[spec.key]
+    value = values(spec, view)[spec.key]
     return math.nan if value is None else float(value)
 
 

@@ -124,6 +124,14 @@ class Benchmark:
             raise SegbenchError(f"unknown split '{split}' for benchmark '{self.name}' (splits: {list(self.splits)})")
 
 
+def applies(report: ReportSpec, benchmark: Benchmark, model_space: LabelSpace) -> bool:
+    """A report applies to a model whose space maps into the report's (e.g. a 2-class portrait
+    model gets the portrait report only), and, with only_for_model_space, only to that space."""
+    if report.only_for_model_space is not None and model_space.names != benchmark.space(report.only_for_model_space).names:
+        return False
+    return benchmark.reaches(model_space, report.space)
+
+
 def benchmark_path(name: str) -> Path:
     return config_dir() / "benchmarks" / f"{name}.yaml"
 

@@ -11,12 +11,12 @@ from typing import Any
 
 import numpy as np
 
-from .boundary import MAX_LABELS, BandPlan
 from .confusion import FrameCounts
-from .definitions import Benchmark, ReportSpec
+from .definitions import Benchmark, ReportSpec, applies
 from .errors import SegbenchError
 from .labels import INVALID, LabelSpace
-from .metric_registry import ReportView, function
+from .metric_registry import function
+from .metric_values import ReportView, values
 
 
 def check_counts(benchmark: Benchmark, counts: FrameCounts, model_space: LabelSpace) -> None:
@@ -39,14 +39,6 @@ def report_matrix(benchmark: Benchmark, report: ReportSpec, model_space: LabelSp
     if per_frame:
         return counts.reduced_per_frame(rows, cols, size, size)
     return counts.reduced(rows, cols, size, size)
-
-
-def applies(report: ReportSpec, benchmark: Benchmark, model_space: LabelSpace) -> bool:
-    """A report applies to a model whose space maps into the report's (e.g. a 2-class portrait
-    model gets the portrait report only), and, with only_for_model_space, only to that space."""
-    if report.only_for_model_space is not None and model_space.names != benchmark.space(report.only_for_model_space).names:
-        return False
-    return benchmark.reaches(model_space, report.space)
 
 
 def report_view(benchmark: Benchmark, report: ReportSpec, model_space: LabelSpace, counts: FrameCounts) -> ReportView:
@@ -84,32 +76,11 @@ def report_band_tallies(
         ) from None
 
 
-def band_plan(benchmark: Benchmark, model_space: LabelSpace) -> BandPlan | None:
-    """The boundary bands to count while scoring a model: one per report space of the reports with
-    a boundary metric that apply to it; None when there is none."""
-    spaces = list(dict.fromkeys(
-        r.space.name for r in benchmark.reports
-        if applies(r, benchmark, model_space) and any(function(m).bands for m in r.metrics)
-    ))
-    if not spaces or benchmark.boundary is None:
-        return None
-    for name in spaces:
-        if benchmark.space(name).size > MAX_LABELS:
-            raise SegbenchError(f"label space '{name}': boundary bands handle at most {MAX_LABELS} classes")
-    gt = benchmark.ground_truth
-    return BandPlan(
-        tuple(spaces),
-        tuple(benchmark.mapping(gt, benchmark.space(s)).apply_to_raw(gt.raw_lut()) for s in spaces),
-        tuple(benchmark.mapping(model_space, benchmark.space(s)).apply_to_raw(model_space.raw_lut()) for s in spaces),
-        **benchmark.boundary,
-    )
-
-
 def report_values(report: ReportSpec, view: ReportView) -> dict[str, Any]:
-    values: dict[str, Any] = {}
+    results: dict[str, Any] = {}
     for spec in report.metrics:
-        values.update(function(spec).values(spec, view))
-    return values
+        results.update(values(spec, view))
+    return results
 
 
 def null_report(report: ReportSpec) -> dict[str, Any]:

@@ -37,7 +37,6 @@ def pixel_accuracy(cm: np.ndarray) -> float:
     return float(safe_ratio(np.trace(cm), cm.sum()))
 
 
-MEAN_RULES = ("present_in_ground_truth", "all_classes", "nan_skipping", "empty_union_as_zero")
 
 
 def class_mean(values: np.ndarray, cm: np.ndarray, rule: str, evaluated: np.ndarray) -> float:
@@ -94,7 +93,6 @@ def boundary_iou(tallies: np.ndarray) -> np.ndarray:
     return safe_ratio(tallies[2], tallies[0] + tallies[1] - tallies[2])
 
 
-PER_FRAME_CLASSES = ("ground_truth", "ground_truth_or_prediction")
 
 
 def per_frame_mean_iou(per_frame: np.ndarray, classes: str, evaluated: np.ndarray) -> np.ndarray:

@@ -22,8 +22,8 @@ from PIL import Image  # noqa: E402
 
 from . import metrics  # noqa: E402
 from .bootstrap import Subject  # noqa: E402
-from .definitions import Benchmark, ReportSpec  # noqa: E402
-from .evaluation import applies, report_matrix  # noqa: E402
+from .definitions import Benchmark, ReportSpec, applies  # noqa: E402
+from .evaluation import report_matrix  # noqa: E402
 from .labels import LabelSpace  # noqa: E402
 from .plots import DPI, save  # noqa: E402
 

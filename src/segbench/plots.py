@@ -23,8 +23,8 @@ import numpy as np  # noqa: E402
 from .fileio import atomic_path
 from . import metrics  # noqa: E402
 from .bootstrap import Subject  # noqa: E402
-from .definitions import Benchmark, MetricSpec, ReportSpec  # noqa: E402
-from .evaluation import applies, report_matrix  # noqa: E402
+from .definitions import Benchmark, MetricSpec, ReportSpec, applies  # noqa: E402
+from .evaluation import report_matrix  # noqa: E402
 from .labels import LabelSpace  # noqa: E402
 from .metric_registry import with_figure  # noqa: E402
 

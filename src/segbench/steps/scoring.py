@@ -12,7 +12,7 @@ from ..datasets import require_labels
 from ..datasets.base import Frame
 from ..definitions import Benchmark
 from ..errors import SegbenchError
-from ..evaluation import band_plan
+from ..bandplan import band_plan
 from ..intake import UPLOAD_META, ArchivePredictions, open_predictions
 from ..labels import LabelSpace
 from ..scoring import score_constant, score_predictions
