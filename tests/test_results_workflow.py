@@ -20,7 +20,7 @@ from segbench import overlays, plots
 pytestmark = pytest.mark.workflow
 RESAMPLES = 200
 RESULTS = "results/painting-vision/test"
-MODELS = ("best", "segformer-ade")
+MODELS = ("best", "segformer-ade", "best-onnx", "deeplab-pv")
 
 
 @pytest.fixture(scope="module")

@@ -100,14 +100,14 @@ def test_full_run_restores_pinned_inputs_and_builds_the_table(first_run: Path):
     group = pv_group(first_run)
     assert group["split"] == "test"
     assert [r["model"] for r in group["rows"]][-1] == "floor"
-    assert {r["model"] for r in group["rows"]} == {"best", "segformer-ade", "floor"}
+    assert {r["model"] for r in group["rows"]} == {"best", "segformer-ade", "best-onnx", "deeplab-pv", "floor"}
     assert all(r["beats_floor"] for r in group["rows"] if r["model"] != "floor")
     manifest = json.loads((first_run / "data_manifest.json").read_text())
     assert group["dataset_id"] == manifest["dataset_id"]
     for suffix in (".csv", ".md"):
         assert (first_run / "results" / f"leaderboard{suffix}").stat().st_size > 0
     metrics = json.loads((first_run / "metrics.json").read_text())
-    assert set(metrics["painting-vision"]["test"]) == {"best", "segformer-ade", "floor"}
+    assert set(metrics["painting-vision"]["test"]) == {"best", "segformer-ade", "best-onnx", "deeplab-pv", "floor"}
     assert set(metrics["idd20k-icvgip2020"]["test"]) == {"idd-best", "floor"}
     assert set(metrics["easyportrait"]["test"]) == {"easyportrait-best", "floor"}
 
@@ -141,7 +141,7 @@ def test_adding_a_model_runs_only_its_jobs(first_run: Path):
     }
     run(first_run, "snakemake", "--cores", "2")
     rows = pv_group(first_run)["rows"]
-    assert {r["model"] for r in rows} == {"best", "best-320", "segformer-ade", "floor"}
+    assert {r["model"] for r in rows} == {"best", "best-320", "segformer-ade", "best-onnx", "deeplab-pv", "floor"}
 
 
 def test_metric_code_change_rescores_without_inference(first_run: Path):
