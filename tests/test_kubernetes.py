@@ -168,7 +168,8 @@ def test_kubernetes_dry_run_has_every_file_in_storage(kubernetes_dry_run: str):
     files = listed_files(out)
     assert files["input"] and files["output"] and files["log"]
     for kind, items in files.items():
-        unknown = [f for f in items if not STORAGE_ITEM.fullmatch(f)]
+        # Inputs computed from a checkpoint's output are printed <TBD> until it has run.
+        unknown = [f for f in items if not STORAGE_ITEM.fullmatch(f) and not (kind == "input" and f == "<TBD>")]
         assert not unknown, f"{kind} files outside {PREFIX}: {unknown[:5]}"
     assert all(f.endswith("(send to storage)") for f in files["output"] + files["log"])
     assert any(re.fullmatch(rf"{re.escape(PREFIX)}/data/images/\S+ \(retrieve from storage\)", f) for f in files["input"])

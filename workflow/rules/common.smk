@@ -58,17 +58,20 @@ PATHS = {
     "metrics": "{R}/{benchmark}/{split}/{model}/metrics.json",
     "submission": "{R}/{benchmark}/{split}/{model}/submission.json",
     "uncertainty": "{R}/{benchmark}/{split}/{model}/uncertainty.json",
-    "plot_iou": "{R}/{benchmark}/{split}/{model}/plots/iou-{report}",
-    "plot_confusion": "{R}/{benchmark}/{split}/{model}/plots/confusion-{space}",
+    "plot_iou": "{R}/{benchmark}/{split}/{model}/plots/iou-{report}.png",
+    "plot_iou_csv": "{R}/{benchmark}/{split}/{model}/plots/iou-{report}.csv",
+    "plot_confusion": "{R}/{benchmark}/{split}/{model}/plots/confusion-{space}.png",
+    "plot_confusion_csv": "{R}/{benchmark}/{split}/{model}/plots/confusion-{space}.csv",
     "plot_fraction": "{R}/{benchmark}/{split}/{model}/plots/fraction-{metric}.png",
     "overlays": "{R}/{benchmark}/{split}/{model}/overlays",
+    "overlay_frames": "{R}/{benchmark}/{split}/{model}/overlays/frames.json",
 }
 
 
 def path(name, **values):
     """The path of result `name` with the given wildcard values; the others stay wildcards."""
     names = ("benchmark", "split", "model", "shard", "report", "space", "metric", "pin")
-    fields = {n: "{" + n + "}" for n in names} | {"R": R} | values
+    fields = {n: f"{{{n}}}" for n in names} | {"R": R} | values
     return PATHS[name].format(**fields)
 
 
@@ -157,7 +160,11 @@ def dataset_listed(w, which):
     b = bench(w)
     if which == "all":
         return b.dataset_files()
-    frames = b.split_frames(w.split) if which == "split" else b.shard_frames(w.split, int(w.shard))
+    frames = (
+        b.split_frames(w.split)
+        if which == "split"
+        else b.shard_frames(w.split, int(w.shard))
+    )
     labels = [f.label for f in frames]
     return labels if which == "shard-labels" else [f.image for f in frames] + labels
 
@@ -177,7 +184,7 @@ def staged_root(local, relative):
     (the file itself when `relative` is empty)."""
     if not relative:
         return str(local)
-    return str(local)[: -len(relative)].rstrip("/") or "."
+    return str(Path(local).parents[len(Path(relative).parts) - 1])
 
 
 def data_argument(which):
@@ -199,17 +206,21 @@ def data_argument(which):
 def model_files(name):
     """A model's files as inputs of its identity job, and its .dvc pin, so that a re-pinned model
     re-runs its identity. A folder's files one by one on a shared filesystem (a folder has no
-    checksum); staged, the folder is one storage object (a prefix) the job retrieves whole."""
+    checksum); staged, the folder is one storage object (a prefix) the job retrieves whole.
+    """
     p = str(PLAN.model(name).path)
     pin = [dvc_file(p)] if Path(dvc_file(p)).is_file() else []
     if Path(p).is_dir() and not STAGED:
-        return pinned(p) + sorted(str(f) for f in Path(p).rglob("*") if f.is_file()) + pin
+        return (
+            pinned(p) + sorted(str(f) for f in Path(p).rglob("*") if f.is_file()) + pin
+        )
     return pinned(p) + [p] + pin
 
 
 def model_read(name):
     """The model as an input of the jobs that read it (inference; scoring of a folder of masks):
-    its identity record's hash is in their content key, so its files' times do not count."""
+    its identity record's hash is in their content key, so its files' times do not count.
+    """
     p = str(PLAN.model(name).path)
     return [ancient(f) for f in pinned(p) + [p]]
 
@@ -248,7 +259,9 @@ def after(checkpoint, name, **wildcards):
     """The output `name` of a checkpoint job, for a job that reads it (see above)."""
     output = path(name, **wildcards)
     if STAGED or not os.path.exists(output):
-        getattr(checkpoints, checkpoint).get(**wildcards)  # raises while it is incomplete
+        getattr(checkpoints, checkpoint).get(
+            **wildcards
+        )  # raises while it is incomplete
     return ancient(output)
 
 
@@ -271,7 +284,9 @@ def audit_gate(w):
 
 
 def identity_record(w):
-    return after("checkpoint_identity", "identity", benchmark=w.benchmark, model=w.model)
+    return after(
+        "checkpoint_identity", "identity", benchmark=w.benchmark, model=w.model
+    )
 
 
 # Content keys are parameters of one argument (the wildcards): Snakemake records and compares
@@ -331,6 +346,20 @@ def scoring_key(w):
         identity = read_record(identity_record, w)
         document["model"] = model_content(config["models"][w.model], identity)
     return content_key(document)
+
+
+def predictions_input(w):
+    """The masks to score: an inference shard, or a predictions-folder model's own files (their
+    identity is in the content key, so their times do not count)."""
+    if PLAN.model(w.model).kind == "predictions":
+        return model_read(w.model)
+    return of("predictions", w)
+
+
+def predictions_argument(w, input):
+    if PLAN.model(w.model).kind == "predictions":
+        return model_path_argument(w.model, input.predictions)
+    return input.predictions
 
 
 # --- the files of each (benchmark, split, model) -------------------------------------------------
@@ -395,8 +424,8 @@ def plot_files(b, s, m):
     """Every figure of one (benchmark, split, model)."""
     at = dict(benchmark=b, split=s, model=m)
     return (
-        [path("plot_iou", **at, report=r) + ".png" for r in report_keys(b)]
-        + [path("plot_confusion", **at, space=x) + ".png" for x in confusion_spaces(b)]
+        [path("plot_iou", **at, report=r) for r in report_keys(b)]
+        + [path("plot_confusion", **at, space=x) for x in confusion_spaces(b)]
         + [path("plot_fraction", **at, metric=x) for x in fraction_metrics(b)]
         + overlay_files(path("overlays", **at))
     )
@@ -408,18 +437,20 @@ def plot_data_files(kind):
     for b, s, m in PLAN.evaluations():
         at = dict(benchmark=b, split=s, model=m)
         if kind == "iou":
-            files += [path("plot_iou", **at, report=r) + ".csv" for r in report_keys(b)]
+            files += [path("plot_iou_csv", **at, report=r) for r in report_keys(b)]
         else:
             files += [
-                path("plot_confusion", **at, space=x) + ".csv"
-                for x in confusion_spaces(b)
+                path("plot_confusion_csv", **at, space=x) for x in confusion_spaces(b)
             ]
     return files
 
 
 def uncertainty_files():
     """The bootstrap of every model and of each split's floor."""
-    files = [path("uncertainty", benchmark=b, split=s, model=m) for b, s, m in PLAN.evaluations()]
+    files = [
+        path("uncertainty", benchmark=b, split=s, model=m)
+        for b, s, m in PLAN.evaluations()
+    ]
     floors = {
         path("uncertainty", benchmark=b, split=s, model="floor")
         for b, s, _ in PLAN.evaluations()

@@ -41,13 +41,13 @@ rule plot_iou:
         code=code("plot-iou"),
     output:
         png=report(
-            path("plot_iou") + ".png",
+            path("plot_iou"),
             caption="../report/iou.rst",
             category=PLOT_CATEGORY,
             subcategory="{model}",
             labels={"figure": "per-class IoU", "space": "{report}"},
         ),
-        csv=path("plot_iou") + ".csv",
+        csv=path("plot_iou_csv"),
     log:
         f"{LOGS}/plot_iou/{{benchmark}}/{{split}}/{{model}}/{{report}}.log",
     wildcard_constraints:
@@ -74,13 +74,13 @@ rule plot_confusion:
         code=code("plot-confusion"),
     output:
         png=report(
-            path("plot_confusion") + ".png",
+            path("plot_confusion"),
             caption="../report/confusion.rst",
             category=PLOT_CATEGORY,
             subcategory="{model}",
             labels={"figure": "confusion", "space": "{space}"},
         ),
-        csv=path("plot_confusion") + ".csv",
+        csv=path("plot_confusion_csv"),
     log:
         f"{LOGS}/plot_confusion/{{benchmark}}/{{split}}/{{model}}/{{space}}.log",
     wildcard_constraints:
@@ -145,7 +145,7 @@ rule overlays:
         definition=definition_files,
         code=code("overlays"),
     output:
-        frames=path("overlays") + "/frames.json",
+        frames=path("overlay_frames"),
         images=[
             report(
                 p,

@@ -16,7 +16,8 @@ rule leaderboard:
             }
         ),
         metrics=[
-            path("metrics", benchmark=b, split=s, model=m) for b, s, m in PLAN.evaluations()
+            path("metrics", benchmark=b, split=s, model=m)
+            for b, s, m in PLAN.evaluations()
         ],
         uncertainty=uncertainty_files(),
         code=code("results"),

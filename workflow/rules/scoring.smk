@@ -2,20 +2,6 @@
 # A shard is re-scored when its predictions are re-made or its content key changes (its labels).
 
 
-def predictions_input(w):
-    """The masks to score: an inference shard, or a predictions-folder model's own files (their
-    identity is in the content key, so their times do not count)."""
-    if PLAN.model(w.model).kind == "predictions":
-        return model_read(w.model)
-    return of("predictions", w)
-
-
-def predictions_argument(w, input):
-    if PLAN.model(w.model).kind == "predictions":
-        return model_path_argument(w.model, input.predictions)
-    return input.predictions
-
-
 rule score:
     input:
         audit=audit_gate,
