@@ -81,6 +81,11 @@ def label_of_a_test_frame(repo: Path) -> Path:
     return repo / "data" / "labels" / f"{frame_id}.png"
 
 
+def pv_models(repo: Path) -> list[str]:
+    """The Painting Vision models the copy's config lists."""
+    return yaml.safe_load((repo / "config" / "config.yaml").read_text())["benchmarks"]["painting-vision"]["models"]
+
+
 def pv_group(repo: Path) -> dict:
     return next(g for g in leaderboard(repo)["groups"] if g["benchmark"] == "painting-vision")
 
@@ -149,7 +154,8 @@ def test_metric_code_change_rescores_without_inference(first_run: Path):
     metrics_py.write_text(metrics_py.read_text() + "\n")
     jobs = planned_jobs(first_run)
     assert "infer" not in jobs and "score" not in jobs
-    assert jobs["metrics"] == 4 + 2 + 2  # Painting Vision: three models and the floor; IDD, EasyPortrait: 1 + floor
+    # Painting Vision: its models and the floor; IDD, EasyPortrait: one model and the floor each
+    assert jobs["metrics"] == len(pv_models(first_run)) + 1 + 2 + 2
     run(first_run, "snakemake", "--cores", "2")
 
 
@@ -255,7 +261,7 @@ def test_a_label_fix_rescores_one_shard_without_inference(first_run: Path):
 
     pinned_change(first_run, fix_label)
     jobs = run_jobs(first_run, "leaderboard")
-    models = 3  # best, best-320, segformer-ade: one shard each (the frame's), and the floor's shard
+    models = len(pv_models(first_run))  # one shard each (the frame's), and the floor's shard
     assert "infer" not in jobs
     assert jobs["score"] == models and jobs["score_floor"] == 1
     assert jobs["dataset_identity"] == 1 and jobs["audit"] == 1  # the audit still runs on a changed dataset
@@ -274,7 +280,8 @@ def test_an_image_change_reruns_the_inference_of_its_shard_only(first_run: Path)
 
     pinned_change(first_run, change_image)
     jobs = run_jobs(first_run, "leaderboard")
-    assert jobs["infer"] == 3 and jobs["score"] == 3 and "score_floor" not in jobs, jobs
+    models = len(pv_models(first_run))
+    assert jobs["infer"] == models and jobs["score"] == models and "score_floor" not in jobs, jobs
 
 
 def test_removing_a_frame_changes_one_shard_per_model(first_run: Path):
@@ -289,7 +296,8 @@ def test_removing_a_frame_changes_one_shard_per_model(first_run: Path):
 
     pinned_change(first_run, drop_frame)
     jobs = run_jobs(first_run, "leaderboard")
-    assert jobs["infer"] == 3 and jobs["score"] == 3 and jobs["score_floor"] == 1, jobs  # 15 frames: still 2 shards
+    models = len(pv_models(first_run))  # 15 frames: still 2 shards, and only the frame's shard changed
+    assert jobs["infer"] == models and jobs["score"] == models and jobs["score_floor"] == 1, jobs
 
 
 def test_code_changes_rerun_the_steps_that_import_the_code(first_run: Path):
@@ -298,7 +306,8 @@ def test_code_changes_rerun_the_steps_that_import_the_code(first_run: Path):
     original = (source / "inference.py").read_text()
     (source / "inference.py").write_text(original + "\n")
     jobs = planned_jobs(first_run)
-    assert jobs["infer"] == 6 and jobs["score"] == 6 and "score_floor" not in jobs  # PV 3 x 2 shards
+    shards = 2 * len(pv_models(first_run))  # every Painting Vision model, 2 shards each
+    assert jobs["infer"] == shards and jobs["score"] == shards and "score_floor" not in jobs
     (source / "inference.py").write_text(original)
     assert planned_jobs(first_run) == {}  # the same bytes again: nothing
     (source / "synthetic" / "training.py").write_text((source / "synthetic" / "training.py").read_text() + "\n")
