@@ -17,7 +17,7 @@ from segbench.cli import main
 from segbench.datasets import read_dataset
 from segbench.definitions import load_benchmark
 from segbench.errors import SegbenchError
-from segbench.inference import run_inference
+from segbench.inference import bilinear, frame_geometry, load_batch, run_inference
 from segbench.models import load_model, output_space
 
 ROOT = Path(__file__).parents[1]
@@ -43,21 +43,55 @@ def refused(*args, **kwargs) -> str:
     return str(info.value)
 
 
-def test_exported_model_gives_identical_masks_on_every_embedded_frame(exported, benchmark, tmp_path):
-    """Target: 0 differing pixels. The two runtimes sum the same convolutions in different orders,
-    so logits differ by float rounding (~1e-6); a pixel could only flip where two classes' logits
-    are that close to a tie, which no embedded frame has."""
-    frames = read_dataset(benchmark, ROOT / "data")
-    torch_model = load_model("checkpoint", ROOT / "artifacts/best.pt", benchmark, None, "cpu")
+@pytest.mark.parametrize(
+    "name, data, checkpoint, count, allowed",
+    [("painting-vision", "data", "best.pt", 56, 0), ("idd20k-icvgip2020", "data-idd", "idd-best.pt", 12, 1),
+     ("easyportrait", "data-easyportrait", "easyportrait-best.pt", 16, 1)],
+)
+def test_exported_model_gives_the_same_masks_on_every_embedded_frame(tmp_path, name, data, checkpoint, count, allowed):
+    """Every frame of every split of the three embedded datasets. Target: 0 differing pixels.
+    The two runtimes sum the same convolutions in different orders, so their logits differ by
+    float rounding (~1e-6); a pixel can flip only where the two best classes' scores at the
+    ground-truth pixel are that close to a tie. Found: 0 of 15.0 M pixels (Painting Vision),
+    1 of 18.0 M (IDD), 1 of 19.7 M (EasyPortrait), each such a tie (gap below 1e-4 in both
+    runtimes' scores), which is checked here."""
+    benchmark = load_benchmark(name)
+    frames = read_dataset(benchmark, ROOT / data)
+    exported = tmp_path / "model.onnx"
+    assert main(["export-onnx", "--benchmark", name, "--checkpoint", str(ROOT / "artifacts" / checkpoint),
+                 "--out", str(exported)]) == 0
+    torch_model = load_model("checkpoint", ROOT / "artifacts" / checkpoint, benchmark, None, "cpu")
     onnx_model = load_model("onnx", exported, benchmark, None, "cpu")
     assert (onnx_model.label_space, onnx_model.normalization, onnx_model.stride) == (
         torch_model.label_space, torch_model.normalization, torch_model.stride
     )
-    size = benchmark.inference_size
-    a = run_inference(torch_model, frames, tmp_path / "torch", size, progress=False)
-    b = run_inference(onnx_model, frames, tmp_path / "onnx", size, progress=False)
-    differing = sum(int((np.asarray(Image.open(x)) != np.asarray(Image.open(y))).sum()) for x, y in zip(a, b))
-    assert len(frames) == 56 and differing == 0
+    size, pad = benchmark.inference_size, benchmark.pad_to_stride
+    a = run_inference(torch_model, frames, tmp_path / "torch", size, progress=False, pad_to_stride=pad)
+    b = run_inference(onnx_model, frames, tmp_path / "onnx", size, progress=False, pad_to_stride=pad)
+    differing = 0
+    for frame, x, y in zip(frames, a, b):
+        where = np.argwhere(np.asarray(Image.open(x)) != np.asarray(Image.open(y)))
+        differing += len(where)
+        for model in (torch_model, onnx_model) if len(where) else ():
+            for gap in top_two_gaps(model, frame, size, pad, where):
+                assert gap < 1e-4, (frame.frame_id, gap)
+    assert len(frames) == count and differing == allowed
+
+
+def top_two_gaps(model, frame, size: int, pad: bool, pixels: np.ndarray) -> list[float]:
+    """The gap between the two best classes' scores at these ground-truth pixels, as the
+    pipeline computes them (logits resized to the padded input, cropped, resized to the target)."""
+    geometry = frame_geometry(frame, size, model.stride if pad else 1)
+    with torch.inference_mode():
+        logits = model.logits(load_batch([frame], [geometry], [0], model.pad_value))[0].float()
+        height, width = geometry.input
+        cropped = bilinear(logits, geometry.padded, (0, height), (0, width))
+        gaps = []
+        for row, col in pixels:
+            scores = bilinear(cropped, geometry.target, (row, row + 1), (col, col + 1))[:, 0, 0]
+            best = scores.topk(2).values
+            gaps.append(float(best[0] - best[1]))
+    return gaps
 
 
 def test_metadata_written_by_export(exported, benchmark):
