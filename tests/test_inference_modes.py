@@ -28,7 +28,7 @@ class ConvModel(SegmentationModel):
 
     kind = "fake"
 
-    def __init__(self, space, stride: int = 4, seed: int = 0):
+    def __init__(self, space, stride: int = 4, seed: int = 0, output: str = "logits", square: bool = False):
         generator = torch.Generator().manual_seed(seed)
         self.weight = torch.randn(space.size, 3, 3, 3, generator=generator)
         self.bias = torch.randn(space.size, generator=generator)
@@ -37,6 +37,7 @@ class ConvModel(SegmentationModel):
         self.stride = stride
         self.device = torch.device("cpu")
         self.normalization = Normalization(MEAN, STD)
+        self.output, self.square = output, square
         self.calls = 0
 
     def logits(self, images: torch.Tensor) -> torch.Tensor:
@@ -65,16 +66,17 @@ def rgb_tensor(frame: Frame) -> torch.Tensor:
     return torch.from_numpy(np.asarray(Image.open(frame.image).convert("RGB")).astype(np.float32)).permute(2, 0, 1)
 
 
-def padded_with_mean(image: torch.Tensor, stride: int) -> torch.Tensor:
+def padded_with_mean(image: torch.Tensor, stride: int, square: bool = False) -> torch.Tensor:
     h, w = image.shape[1:]
-    out = torch.tensor(MEAN).view(3, 1, 1).expand(3, -h // stride * -stride, -w // stride * -stride).clone()
+    ph, pw = (max(h, w),) * 2 if square else (h, w)
+    out = torch.tensor(MEAN).view(3, 1, 1).expand(3, -ph // stride * -stride, -pw // stride * -stride).clone()
     out[:, :h, :w] = image
     return out
 
 
 def model_at(model: ConvModel, image: torch.Tensor) -> torch.Tensor:
     """(C, h, w) logits of one (3, h, w) image: padded, run, upsampled to the padded size, cropped."""
-    padded = padded_with_mean(image, model.stride)
+    padded = padded_with_mean(image, model.stride, model.square)
     logits = reference_logits(model, padded[None])
     up = F.interpolate(logits, size=padded.shape[1:], mode="bilinear", align_corners=False)[0]
     return up[:, : image.shape[1], : image.shape[2]]
@@ -125,7 +127,7 @@ def reference_multi_scale(model: ConvModel, frame: Frame, size: int, scales, fli
             if mirrored:
                 logits = logits.flip(-1)[list(mirror)]
             at_target = F.interpolate(logits[None], size=target, mode="bilinear", align_corners=False)[0]
-            total = total + at_target.softmax(0)
+            total = total + (at_target if model.output == "scores" else at_target.softmax(0))
             views += 1
     return (total / views).argmax(0).numpy()
 
@@ -159,6 +161,15 @@ def test_slide_equals_an_explicit_window_loop(tmp_path, image_hw, label_hw, crop
         np.testing.assert_array_equal(read(out), expected)
 
 
+def test_slide_pads_windows_to_a_square_for_square_input_models(tmp_path):
+    space = load_label_space("painting-vision-10")
+    frames = [write_frame(tmp_path, "f", (40, 56), (40, 56), seed=5)]
+    model = ConvModel(space, square=True)
+    [out] = predict(model, frames, tmp_path / "out", 56, InferenceMode("slide", crop=(24, 32), stride=(16, 16)),
+                    progress=False)
+    np.testing.assert_array_equal(read(out), reference_slide(model, frames[0], (24, 32), (16, 16)))
+
+
 def test_slide_with_one_window_covering_the_frame_is_whole(tmp_path):
     space = load_label_space("painting-vision-10")
     frames = [write_frame(tmp_path, "f", (40, 56), (40, 56), seed=3)]
@@ -168,12 +179,16 @@ def test_slide_with_one_window_covering_the_frame_is_whole(tmp_path):
     np.testing.assert_array_equal(read(whole[0]), read(slide[0]))
 
 
-@pytest.mark.parametrize("flip", [False, True])
-def test_multi_scale_equals_explicit_resize_and_average(tmp_path, flip):
+@pytest.mark.parametrize(
+    "flip, output, square",
+    [(False, "logits", False), (True, "logits", False), (True, "scores", False), (False, "logits", True)],
+    ids=["plain", "flip", "flip-scores-averaged-as-they-are", "square-inputs"],
+)
+def test_multi_scale_equals_explicit_resize_and_average(tmp_path, flip, output, square):
     space = load_label_space("easyportrait-9")  # has left/right classes: the flip must swap them
     assert list(space.mirrored_ids()) != list(range(space.size))
     frames = [write_frame(tmp_path, f"f{i}", (45, 60), (90, 120), seed=10 + i) for i in range(2)]
-    model = ConvModel(space)
+    model = ConvModel(space, output=output, square=square)
     scales = (0.5, 0.75, 1.25)
     mode = InferenceMode("multi-scale", scales=scales, flip=flip)
     outputs = predict(model, frames, tmp_path / "out", 48, mode, progress=False)
