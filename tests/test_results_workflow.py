@@ -1,6 +1,7 @@
-"""End-to-end: one run of the default workflow in a temporary copy, then everything this run must
-have produced for people to look at: plots, overlays, intervals, the HTML leaderboard (in a real
-headless browser), the Snakemake report and the DVC plots."""
+"""End-to-end: the shared run of the embedded default (conftest.embedded_run, read here before
+test_workflow changes it), and everything this run must have produced for people to look at:
+plots, overlays, intervals, the HTML leaderboard (in a real headless browser), the Snakemake
+report and the DVC plots."""
 
 from __future__ import annotations
 
@@ -13,27 +14,23 @@ import yaml
 from PIL import Image
 
 from browser import chromium, console_errors, probe
-from test_workflow import only_benchmark, run, tracked_copy
+from test_workflow import run
 
 from segbench import overlays, plots
 
 pytestmark = pytest.mark.workflow
-RESAMPLES = 200
 RESULTS = "results/painting-vision/test"
 MODELS = ("best", "segformer-ade", "best-onnx", "deeplab-pv")
 
 
 @pytest.fixture(scope="module")
-def repo(tmp_path_factory):
-    repo = only_benchmark(tracked_copy(tmp_path_factory.mktemp("results-repo")))
-    config_path = repo / "config" / "config.yaml"
-    config = yaml.safe_load(config_path.read_text())
-    config["bootstrap"] = {"resamples": RESAMPLES, "seed": 3}
-    config["plots"] = {"overlay_frames": 1}
-    config["shard_size"] = 16  # fewer jobs: this module is about what comes after scoring
-    config_path.write_text(yaml.safe_dump(config, sort_keys=False))
-    run(repo, "snakemake", "--cores", "2")
-    return repo
+def repo(embedded_run):
+    return embedded_run.repo
+
+
+@pytest.fixture(scope="module")
+def config(repo) -> dict:
+    return yaml.safe_load((repo / "config" / "config.yaml").read_text())
 
 
 def size(path):
@@ -57,25 +54,29 @@ def test_plots_exist_with_their_sizes(repo):
             assert size(path) == plots.pixel_size(kind), path
 
 
-def test_overlays_of_the_worst_and_best_frames(repo):
+def test_overlays_of_the_worst_and_best_frames(repo, config):
+    per_kind = config["plots"]["overlay_frames"]
     for model in MODELS:
         folder = repo / RESULTS / model / "overlays"
-        assert sorted(p.name for p in folder.glob("*.png")) == ["best-1.png", "worst-1.png"]  # overlay_frames: 1
+        assert sorted(p.name for p in folder.glob("*.png")) == sorted(
+            f"{kind}-{rank}.png" for kind in ("best", "worst") for rank in range(1, per_kind + 1))
         for path in folder.glob("*.png"):
             assert size(path) == overlays.pixel_size() and path.stat().st_size > 20000
         chosen = json.loads((folder / "frames.json").read_text())["frames"]
-        worst, best = chosen
-        assert worst["kind"] == "worst" and best["kind"] == "best" and worst["miou"] <= best["miou"]
+        assert [c["kind"] for c in chosen] == ["worst"] * per_kind + ["best"] * per_kind
+        worst, best = chosen[0], chosen[-1]
+        assert worst["miou"] <= best["miou"]
         assert worst["wall_id"] == worst["frame_id"].split("_")[0]
 
 
-def test_intervals_beside_the_records(repo):
+def test_intervals_beside_the_records(repo, config):
     board = json.loads((repo / "results" / "leaderboard.json").read_text())
-    (group,) = board["groups"]
+    (group,) = [g for g in board["groups"] if g["benchmark"] == "painting-vision"]
     rows = {r["model"]: r for r in group["rows"]}
     for model in (*MODELS, "floor"):
         document = json.loads((repo / RESULTS / model / "uncertainty.json").read_text())
-        assert document["resamples"] == RESAMPLES and document["seed"] == 3 and document["group_key"] == "wall_id"
+        assert document["resamples"] == config["bootstrap"]["resamples"] and document["seed"] == config["bootstrap"]["seed"]
+        assert document["group_key"] == "wall_id"
         miou = document["intervals"]["shared_metrics.mIoU"]
         assert miou["low"] <= miou["value"] <= miou["high"]
         assert rows[model]["shared_metrics.mIoU"] == pytest.approx(miou["value"])
@@ -108,14 +109,14 @@ def test_every_metric_in_the_results_the_spec_fields_in_the_record(repo):
     assert max(len(line) for line in compact.splitlines()) <= 100 and "aAcc" not in compact
 
 
-def test_bootstrap_is_reproducible(repo):
+def test_bootstrap_is_reproducible(repo, config):
     first = (repo / RESULTS / "best" / "uncertainty.json").read_bytes()
     counts = sorted(str(p.relative_to(repo)) for p in (repo / RESULTS / "best" / "counts").glob("*.parquet"))
     run(repo, "segbench", "uncertainty", "--benchmark", "painting-vision", "--counts", *counts,
         "--baseline-counts", *[c.replace("/best/", "/segformer-ade/") for c in counts],
         "--floor-counts", *[c.replace("/best/", "/floor/") for c in counts],
-        "--manifest", "results/painting-vision/manifest.json", "--resamples", str(RESAMPLES), "--seed", "3",
-        "--out", "again.json")
+        "--manifest", "results/painting-vision/manifest.json", "--resamples", str(config["bootstrap"]["resamples"]),
+        "--seed", str(config["bootstrap"]["seed"]), "--out", "again.json")
     assert (repo / "again.json").read_bytes() == first
 
 
@@ -124,14 +125,16 @@ def test_bootstrap_is_reproducible(repo):
 def test_leaderboard_page_in_a_headless_browser(repo, tmp_path):
     found, stderr = probe(repo / "results" / "leaderboard.html", ["model", "shared_metrics.mIoU"], tmp_path)
     assert found["errors"] == [] and console_errors(stderr) == []
-    (table,) = found["tables"]
-    assert table["benchmark"] == "painting-vision" and table["split"] == "test"
+    assert sorted(t["benchmark"] for t in found["tables"]) == ["easyportrait", "idd20k-icvgip2020", "painting-vision"]
+    (table,) = [t for t in found["tables"] if t["benchmark"] == "painting-vision"]
+    assert table["split"] == "test"
     board = json.loads((repo / "results" / "leaderboard.json").read_text())
-    assert table["initial"] == [r["model"] for r in board["groups"][0]["rows"]]
+    (group,) = [g for g in board["groups"] if g["benchmark"] == "painting-vision"]
+    assert table["initial"] == [r["model"] for r in group["rows"]]
     assert table["initial"][-1] == "floor"
     ascending, descending = table["clicks"]["model"]
     assert ascending["order"] == sorted(table["initial"]) and descending["order"] == sorted(table["initial"])[::-1]
-    by_miou = sorted(board["groups"][0]["rows"], key=lambda r: r["shared_metrics.mIoU"])
+    by_miou = sorted(group["rows"], key=lambda r: r["shared_metrics.mIoU"])
     ascending, descending = table["clicks"]["shared_metrics.mIoU"]
     assert ascending["order"] == [r["model"] for r in by_miou]
     assert descending["order"] == [r["model"] for r in by_miou][::-1]
@@ -147,11 +150,11 @@ def test_snakemake_report_is_self_contained(repo):
     assert "painting-vision (test)" in page
 
 
-def test_dvc_plots(repo):
+def test_dvc_plots(repo, config):
     shown = json.loads(run(repo, "dvc", "plots", "show", "--json").stdout)["data"]
     assert set(shown) == {"per-class IoU", "confusion"}
     values = shown["per-class IoU"][0]["content"]["data"]["values"]
-    assert {v["model"] for v in values} == set(MODELS)
+    assert {v["model"] for v in values} == {m for b in config["benchmarks"].values() for m in b["models"]}
     confusion = shown["confusion"][0]["content"]["data"]["values"]
     assert {"actual", "predicted", "fraction", "pixels", "matrix"} <= set(confusion[0])
 
