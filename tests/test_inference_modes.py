@@ -255,3 +255,33 @@ def test_leaderboard_shows_the_mode_and_marks_groups_that_mix_modes():
     assert "rows use different inference modes" in leaderboard.to_html(mixed)
     ms = InferenceMode("multi-scale", scales=(0.5, 1.0), flip=True).record(512)
     assert leaderboard.inference_text(ms) == "multi-scale 512 x[0.5, 1.0] +flip"
+
+
+def test_a_configured_mode_reaches_the_cli_and_the_record(tmp_path):
+    """A model entry -> `segbench infer --model-spec` (what the workflow's rules pass) runs the
+    mode; the record's inference block names it."""
+    import json
+
+    from segbench.cli import main
+    from segbench.datasets import read_dataset
+    from segbench.definitions import load_benchmark
+    from segbench.models import load_model
+    from segbench.spec import shard_of
+    from segbench.steps.submission import inference_record
+
+    root = Path(__file__).parents[1]
+    entry = {"kind": "checkpoint", "path": str(root / "artifacts/best.pt"), "label_space": "painting-vision-10",
+             "inference": {"mode": "slide", "crop": 320, "stride": [200, 213]}}
+    assert main(["infer", "--model-spec", json.dumps({"name": "best-slide", **entry}), "--data", str(root / "data"),
+                 "--split", "test", "--shard", "0", "--shards", "8", "--out", str(tmp_path / "cli"), "--quiet"]) == 0
+    benchmark = load_benchmark("painting-vision")
+    frames = [f for f in read_dataset(benchmark, root / "data") if f.split == "test" and shard_of(f.frame_id, 8) == 0]
+    mode = InferenceMode("slide", crop=(320, 320), stride=(200, 213))
+    model = load_model("checkpoint", root / "artifacts/best.pt", benchmark, None, "cpu")
+    direct = predict(model, frames, tmp_path / "direct", 640, mode, progress=False)
+    assert frames and sorted(p.name for p in (tmp_path / "cli").iterdir()) == sorted(f.prediction for f in frames)
+    for frame, expected in zip(frames, direct):
+        np.testing.assert_array_equal(read(tmp_path / "cli" / frame.prediction), read(expected))
+    assert inference_record(ModelSpec.from_entry("best-slide", entry), benchmark) == (
+        640, {"mode": "slide", "size": 640, "crop": [320, 320], "stride": [200, 213], "scales": None, "flip": False}
+    )
