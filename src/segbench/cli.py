@@ -134,7 +134,11 @@ def args_score(p: argparse.ArgumentParser) -> None:
 
 def args_metrics(p: argparse.ArgumentParser) -> None:
     add_benchmark(p)
-    p.add_argument("--counts", type=Path, nargs="+", required=True)
+    p.add_argument("--counts", type=Path, nargs="+", help="shard counts (from `segbench score`)")
+    p.add_argument("--predictions", type=Path, help="or a folder (or archive) of masks, scored directly")
+    p.add_argument("--label-space", help="with --predictions: the masks' label space")
+    p.add_argument("--data", type=Path, help="with --predictions: the dataset folder")
+    p.add_argument("--split", help="with --predictions: the split the masks are for (default: the benchmark's)")
     p.add_argument("--out", type=Path, required=True)
 
 
@@ -326,7 +330,20 @@ def frames_of_whole_split(args: argparse.Namespace, benchmark) -> list:
 def run_metrics(step: ModuleType, args: argparse.Namespace) -> None:
     from .fileio import write_json
 
-    write_json(args.out, step.metrics_document(benchmark_of(args), args.counts))
+    benchmark = benchmark_of(args)
+    if (args.counts is None) == (args.predictions is None):
+        raise SegbenchError("metrics of --counts FILE... or of --predictions DIR (with --label-space and --data)")
+    if args.counts is not None:
+        write_json(args.out, step.metrics_document(benchmark, args.counts))
+        return
+    if args.label_space is None or args.data is None:
+        raise SegbenchError("--predictions needs --label-space (the masks' label space) and --data (the dataset)")
+    from .steps.frames import frames_of_split
+
+    split = args.split or benchmark.default_split
+    frames = frames_of_split(benchmark, args.data, split)
+    write_json(args.out, step.predictions_metrics(benchmark, frames, args.predictions,
+                                                  benchmark.space(args.label_space), split))
 
 
 def run_submit(step: ModuleType, args: argparse.Namespace) -> None:

@@ -1,4 +1,5 @@
-"""Metrics as a step: every report of the benchmark from the merged shard counts."""
+"""Metrics as a step: every report of the benchmark from the merged shard counts, or straight
+from a folder of predicted masks (scored in memory, as the one-shot command does)."""
 
 from __future__ import annotations
 
@@ -6,24 +7,44 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..confusion import FrameCounts
+from ..datasets.base import Frame
 from ..definitions import Benchmark
 from ..evaluation import evaluate
+from ..labels import LabelSpace
 from .counts import merge_counts
 
 
 def metrics_document(benchmark: Benchmark, paths: Sequence[Path]) -> dict[str, Any]:
     """All reports of the benchmark for the merged counts, with what they were computed from."""
     counts, meta, space = merge_counts(benchmark, paths)
-    results = evaluate(benchmark, counts, space)
+    return document(benchmark, counts, space, meta["split"], meta["model"]["name"], meta["model"]["kind"])
+
+
+def predictions_metrics(benchmark: Benchmark, frames: Sequence[Frame], folder: Path, space: LabelSpace,
+                        split: str) -> dict[str, Any]:
+    """All reports of the benchmark for a folder (or archive) of masks in label space `space`,
+    checked like any predictions (exactly one mask per frame of the split) and scored in memory."""
+    from ..bandplan import band_plan
+    from ..scoring import score_predictions
+    from .scoring import check_predictions
+
+    check_predictions(folder, frames)
+    counts = score_predictions(frames, folder, benchmark.ground_truth, space, benchmark.evaluation_size,
+                               band_plan(benchmark, space))
+    return document(benchmark, counts, space, split, Path(folder).name, "predictions")
+
+
+def document(benchmark: Benchmark, counts: FrameCounts, space: LabelSpace, split: str, model: str,
+             kind: str) -> dict[str, Any]:
     gt_lut = benchmark.ground_truth.raw_lut()
-    evaluated = int(counts.count[gt_lut[counts.gt] >= 0].sum())
     return {
         "benchmark": benchmark.name,
-        "split": meta["split"],
-        "model": meta["model"]["name"],
-        "kind": meta["model"]["kind"],
+        "split": split,
+        "model": model,
+        "kind": kind,
         "label_space": space.name,
         "frames": len(counts.frame_ids),
-        "pixels_evaluated": evaluated,
-        "results": results,
+        "pixels_evaluated": int(counts.count[gt_lut[counts.gt] >= 0].sum()),
+        "results": evaluate(benchmark, counts, space),
     }

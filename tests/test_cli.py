@@ -1,0 +1,90 @@
+"""The `segbench` command (segbench.cli): a bare predictions folder and a label space scored and
+measured without any config; the model named by its resolved config entry; errors in one line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pv_fixtures import clean_frames, make_dataset, write_png
+from segbench.cli import COMMANDS, main, parser
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Path:
+    return make_dataset(tmp_path, clean_frames())
+
+
+TEST_FRAMES = [f for f, _, split, _ in clean_frames() if split == "test"]
+
+
+def predictions(tmp_path: Path, wrong: bool) -> Path:
+    """The test frames' labels as masks; with `wrong`, every pixel of class 9 predicted as 8."""
+    folder = tmp_path / "preds"
+    for frame_id, _, split, label in clean_frames():
+        if split == "test":
+            write_png(folder / f"{frame_id}.png", np.where(label == 9, 8, label).astype(np.uint8) if wrong else label)
+    return folder
+
+
+def run(*argv: str) -> int:
+    return main([str(a) for a in argv])
+
+
+def test_a_bare_predictions_folder_is_scored_and_measured_with_a_label_space(tmp_path, data, capsys):
+    folder = predictions(tmp_path, wrong=False)
+    assert run("metrics", "--predictions", folder, "--label-space", "painting-vision-10", "--data", data,
+               "--out", tmp_path / "m.json") == 0
+    results = json.loads((tmp_path / "m.json").read_text())
+    assert results["kind"] == "predictions" and results["model"] == "preds" and results["split"] == "test"
+    assert results["results"]["shared_metrics"]["mIoU"] == 1.0  # the labels themselves: perfect
+    assert results["results"]["paint_state_metrics"]["mIoU_full_10class"] == 1.0
+
+
+def test_the_direct_route_equals_score_then_metrics(tmp_path, data):
+    folder = predictions(tmp_path, wrong=True)
+    assert run("score", "--predictions", folder, "--label-space", "painting-vision-10", "--data", data, "--split", "test",
+               "--out", tmp_path / "c.parquet") == 0
+    assert run("metrics", "--counts", tmp_path / "c.parquet", "--out", tmp_path / "via-counts.json") == 0
+    assert run("metrics", "--predictions", folder, "--label-space", "painting-vision-10", "--data", data,
+               "--out", tmp_path / "direct.json") == 0
+    via, direct = (json.loads((tmp_path / n).read_text()) for n in ("via-counts.json", "direct.json"))
+    assert via["results"] == direct["results"] and via["frames"] == direct["frames"] == len(TEST_FRAMES)
+    # Ten classes, all present; class 9's pixels predicted as 8: IoU(8) = 1/2, IoU(9) = 0, the rest 1.
+    assert direct["results"]["paint_state_metrics"]["mIoU_full_10class"] == pytest.approx((8 + 0.5 + 0) / 10)
+
+
+@pytest.mark.parametrize(("argv", "needle"), [
+    (["metrics", "--out", "m.json"], "metrics of --counts FILE... or of --predictions DIR"),
+    (["metrics", "--predictions", "preds", "--out", "m.json"], "--predictions needs --label-space"),
+    (["score", "--data", "data", "--split", "test", "--out", "c.parquet"], "name the model"),
+    (["identify", "--model-spec", "{\"kind\": 1}", "--out", "i.json"], "--model-spec: not a model entry"),
+])
+def test_bad_arguments_get_one_line(tmp_path, monkeypatch, capsys, argv, needle):
+    monkeypatch.chdir(tmp_path)
+    make_dataset(tmp_path, clean_frames())
+    before = sorted(tmp_path.rglob("*"))
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert needle in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert sorted(tmp_path.rglob("*")) == before  # nothing written
+
+
+def test_identify_acts_on_the_spec_it_is_given_and_records_it(tmp_path):
+    spec = {"name": "mine", "kind": "predictions", "path": str(tmp_path / "preds"), "label_space": "painting-vision-10"}
+    predictions(tmp_path, wrong=False)
+    assert run("identify", "--model-spec", json.dumps(spec), "--out", tmp_path / "identity.json") == 0
+    record = json.loads((tmp_path / "identity.json").read_text())
+    assert record["spec"] == {**spec, "role": "model"} and record["name"] == "mine"
+    assert record["label_space"] == "painting-vision-10" and len(record["classes"]) == 10
+
+
+def test_every_subcommand_has_a_step_module_and_help():
+    names = [c.name for c in COMMANDS]
+    assert len(names) == len(set(names))
+    sub = next(a for a in parser()._actions if a.dest == "command")
+    assert sorted(sub.choices) == sorted(names)
+    assert all(c.help and c.step for c in COMMANDS)
