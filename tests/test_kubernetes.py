@@ -160,10 +160,13 @@ def test_profile_names_the_executor_and_the_storage_it_needs():
         assert re.search(rf"^{package}==", lock, re.M), f"{package} is not pinned in envs/requirements.lock"
 
 
-def test_kubernetes_dry_run_has_every_file_in_storage(kubernetes_dry_run: str):
+def test_kubernetes_dry_run_has_every_file_in_storage(kubernetes_dry_run: str, staged: Path):
     out = kubernetes_dry_run
-    jobs = dict(re.findall(r"^(\w+) +(\d+)$", out.split("Job stats:", 1)[1].split("total", 1)[0], re.M))
-    assert {"dataset_identity": "3", "audit": "3", "checkpoint_identity": "4"}.items() <= jobs.items(), jobs
+    jobs = {rule: int(n) for rule, n in
+            re.findall(r"^(\w+) +(\d+)$", out.split("Job stats:", 1)[1].split("total", 1)[0], re.M)}
+    benchmarks = yaml.safe_load((staged / "config" / "config.yaml").read_text())["benchmarks"]
+    identities = sum(len(b["models"]) for b in benchmarks.values())  # one per (benchmark, model)
+    assert {"dataset_identity": 3, "audit": 3, "checkpoint_identity": identities}.items() <= jobs.items(), jobs
     assert "pull_pinned" not in jobs  # staged inputs are in storage already; no job restores them
     files = listed_files(out)
     assert files["input"] and files["output"] and files["log"]
@@ -188,9 +191,12 @@ def test_gpu_requests_name_the_manufacturer():
 def test_every_job_reads_only_its_staged_inputs_and_the_results_are_the_local_ones(staged_run, embedded_run):
     out, fetched = staged_run
     jobs = executed_jobs(out)
-    assert jobs["infer"] > 0 and jobs["score"] > 0 and jobs["submission"] == 4, jobs
-    assert "pull_pinned" not in jobs
     compared = embedded_run.outputs()
-    assert len([p for p in compared if p.name == "submission.json"]) == 4
+    assert jobs["infer"] > 0 and jobs["score"] > 0, jobs
+    assert jobs["submission"] == len([p for p in compared if p.name == "submission.json"]), jobs
+    assert "pull_pinned" not in jobs
+    config = yaml.safe_load((embedded_run.repo / "config" / "config.yaml").read_text())
+    assert len([p for p in compared if p.name == "submission.json"]) == sum(
+        len(b["models"]) for b in config["benchmarks"].values())
     for name in compared:
         assert (fetched / name).read_bytes() == (embedded_run.snapshot / name).read_bytes(), name
