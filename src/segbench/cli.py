@@ -168,6 +168,7 @@ def args_results(p: argparse.ArgumentParser) -> None:
     p.add_argument("--uncertainty", type=Path, nargs="*", default=[], help="uncertainty.json of models and floors")
     p.add_argument("--out", type=Path, required=True, help="stem: writes STEM.csv, .md, .json and .html")
     p.add_argument("--tables", type=Path, help="folder of the per-report tables and long.csv (default: beside STEM)")
+    p.add_argument("--tables-label", help="how the Markdown names that folder (default: --tables)")
     p.add_argument("--metrics-out", type=Path, help="small headline-metrics JSON for `dvc metrics`")
 
 
@@ -373,7 +374,7 @@ def run_pull(step: ModuleType, args: argparse.Namespace) -> None:
 
 def run_results(step: ModuleType, args: argparse.Namespace) -> None:
     print(step.results(args.submissions, args.floors, args.metrics, args.uncertainty, args.out,
-                       args.tables or args.out.parent / "tables", args.metrics_out))
+                       args.tables or args.out.parent / "tables", args.metrics_out, args.tables_label))
 
 
 def run_uncertainty(step: ModuleType, args: argparse.Namespace) -> None:

@@ -35,17 +35,19 @@ def spec_fields(document: dict[str, Any]) -> dict[str, Any]:
 
 
 def results(submissions: Sequence[Path], floors: Sequence[Path], metrics: Sequence[Path], uncertainty: Sequence[Path],
-            stem: Path, tables: Path, metrics_out: Path | None) -> str:
+            stem: Path, tables: Path, metrics_out: Path | None, tables_label: str | None = None) -> str:
     """The records' table (metrics.json for `dvc metrics` from the spec fields only), then every
     metric of the models' and floors' metrics documents, the intervals, the per-report tables.
-    Writes STEM.{csv,md,json,html} and TABLES/; returns the Markdown."""
+    Writes STEM.{csv,md,json,html} and TABLES/; returns the Markdown, which names the tables'
+    folder as `tables_label` (default: TABLES; the workflow gives its path in the results, not a
+    job's local copy of it)."""
     floor_documents = [read_json(p) for p in floors]
     groups = leaderboard.build(read_records(submissions), [spec_fields(f) for f in floor_documents])
     if metrics_out:
         write_json(metrics_out, leaderboard.headline_metrics(groups))
     groups = leaderboard.attach_results(groups, [read_json(p) for p in metrics] + floor_documents)
     groups = leaderboard.attach_intervals(groups, [read_json(p) for p in uncertainty])
-    markdown = leaderboard.to_markdown(groups, str(tables))
+    markdown = leaderboard.to_markdown(groups, tables_label or str(tables))
     write_text(stem.with_suffix(".csv"), leaderboard.to_csv(groups))
     write_text(stem.with_suffix(".md"), markdown)
     write_json(stem.with_suffix(".json"), {"groups": groups})
