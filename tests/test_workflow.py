@@ -8,6 +8,7 @@ each kind of change redoing exactly the work it affects, counted from the jobs t
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -84,6 +85,16 @@ def label_of_a_test_frame(repo: Path) -> Path:
 def pv_models(repo: Path) -> list[str]:
     """The Painting Vision models the copy's config lists."""
     return yaml.safe_load((repo / "config" / "config.yaml").read_text())["benchmarks"]["painting-vision"]["models"]
+
+
+def model_shards(repo: Path) -> int:
+    """How many inference shards the copy's config makes, over every (benchmark, split, model)."""
+    from segbench.config import check_config
+    from segbench.plan import Plan
+
+    with contextlib.chdir(repo):  # the config's paths (manifests) are the copy's
+        plan = Plan(check_config(yaml.safe_load(Path("config/config.yaml").read_text()), "config.yaml"))
+        return sum(len(plan.benchmarks[b].shards(s)) for b, s, _ in plan.evaluations())
 
 
 def pv_group(repo: Path) -> dict:
@@ -312,7 +323,7 @@ def test_code_changes_rerun_the_steps_that_import_the_code(first_run: Path):
     (source / "inference.py").write_text(original + "\n")
     jobs = planned_jobs(first_run)
     (source / "inference.py").write_text(original)
-    shards = 2 * len(pv_models(first_run))  # every Painting Vision model, 2 shards each
+    shards = model_shards(first_run)  # every model's inference shards, of all three benchmarks
     assert jobs["infer"] == shards and jobs["score"] == shards and "score_floor" not in jobs
     assert planned_jobs(first_run) == {}  # the same bytes again: nothing
     (source / "synthetic" / "training.py").write_text((source / "synthetic" / "training.py").read_text() + "\n")
