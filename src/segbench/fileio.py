@@ -94,12 +94,13 @@ def write_json(path: Path, document: Any) -> None:
     atomic_write_text(path, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
 
 
-def read_json(path: Path) -> Any:
+def read_json(path: Path, what: str = "file") -> Any:
+    """A JSON document; `what` names it in the errors (e.g. "frame index (written by ...)")."""
     try:
-        return json.loads(Path(path).read_text())
+        return json.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise SegbenchError(f"{path}: file not found") from None
-    except json.JSONDecodeError as exc:
+        raise SegbenchError(f"{path}: {what} not found") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise SegbenchError(f"{path}: not JSON ({exc})") from None
 
 

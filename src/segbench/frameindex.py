@@ -20,7 +20,7 @@ from typing import Any
 
 from .datasets.base import Frame
 from .errors import SegbenchError
-from .fileio import atomic_write_text
+from .fileio import atomic_write_text, read_json
 from .maskio import image_size
 
 INDEX_FORMAT = "segbench-frame-index"
@@ -57,13 +57,7 @@ def write_index(path: Path, index: dict[str, Any]) -> None:
 
 def read_index(path: Path, benchmark: str) -> dict[str, Any]:
     """Read a frame index, refusing one of another format, version or benchmark."""
-    path = Path(path)
-    try:
-        index = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise SegbenchError(f"{path}: frame index not found (written by `segbench manifest --index-out`)") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise SegbenchError(f"{path}: frame index is not JSON ({exc})") from None
+    index = read_json(path, "frame index (written by `segbench manifest --index-out`)")
     if not isinstance(index, dict) or index.get("format") != INDEX_FORMAT or index.get("version") != INDEX_VERSION:
         raise SegbenchError(f"{path}: not a frame index of format {INDEX_FORMAT!r} version {INDEX_VERSION}")
     if index.get("benchmark") != benchmark:

@@ -12,7 +12,7 @@ from typing import Any
 
 from .definitions import Benchmark
 from .errors import SegbenchError
-from .fileio import atomic_write_text
+from .fileio import atomic_write_text, read_json
 from .labels import LabelSpace
 from .spec import ModelSpec
 
@@ -47,13 +47,7 @@ def space_named(benchmark: Benchmark, name: str, classes: list[str]) -> LabelSpa
 
 def read_identity(path: Path, benchmark: Benchmark) -> tuple[ModelIdentity, LabelSpace, ModelSpec]:
     """An identity record, checked for its fields, the label space it names and the model's spec."""
-    path = Path(path)
-    try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise SegbenchError(f"{path}: identity record not found (written by `segbench identify`)") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise SegbenchError(f"{path}: identity record is not JSON ({exc})") from None
+    document = read_json(path, "identity record (written by `segbench identify`)")
     if not isinstance(document, dict):
         raise SegbenchError(f"{path}: identity record must be a JSON object")
     missing = [k for k in _KEYS if k not in document]
