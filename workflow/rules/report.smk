@@ -41,11 +41,13 @@ rule leaderboard:
         mem_mb=1000,
     params:
         stem=lambda w, output: Path(output.csv).with_suffix(""),
-        tables=f"{R}/tables",  # as the Markdown names it: the results' path, not a local copy
+        # A label, not a path the job opens: the Markdown names the results' folder, never a
+        # job's staged local copy of it.
+        tables_label=lambda w: f"{R}/tables",
     shell:
         cli(
             "results",
             "--submissions {input.submissions:q} --floors {input.floors:q} --metrics {input.metrics:q} "
             "--uncertainty {input.uncertainty:q} --out {params.stem:q} --metrics-out {output.metrics:q} "
-            "--tables {output.tables:q} --tables-label {params.tables:q}",
+            "--tables {output.tables:q} --tables-label {params.tables_label:q}",
         )
