@@ -1,5 +1,5 @@
 # segbench workflow: every result regenerated from (data, checkpoints, config, code).
-# Thin on purpose: the rules call the `segbench` command; the DAG comes from segbench.plan.
+# Thin on purpose: the rules call the `segbench` command; the DAG comes from segbench.workflow.plan.
 from snakemake.utils import min_version
 
 min_version("9.0")

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The Painting Vision specification's one-shot command; a thin shim over segbench.oneshot.
+"""The Painting Vision specification's one-shot command; a thin shim over segbench.commands.oneshot.
 
     python3 benchmark.py --data data --checkpoint artifacts/best.pt --baseline segformer-ade \\
         --split test --dataset-manifest data_manifest.json --emit-submission submission.json
@@ -9,10 +9,10 @@ import sys
 from pathlib import Path
 
 try:
-    from segbench.oneshot import main
+    from segbench.commands.oneshot import main
 except ModuleNotFoundError:  # run from a checkout without the package installed
     sys.path.insert(0, str(Path(__file__).resolve().parent / "src"))
-    from segbench.oneshot import main
+    from segbench.commands.oneshot import main
 
 if __name__ == "__main__":
     sys.exit(main())

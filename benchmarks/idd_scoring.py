@@ -28,10 +28,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from masks import linked_frames, mask_pairs  # noqa: E402
 from timing import machine  # noqa: E402
 
+from segbench.core.evaluation import evaluate  # noqa: E402
 from segbench.datasets.base import Frame  # noqa: E402
-from segbench.definitions import load_benchmark  # noqa: E402
-from segbench.evaluation import evaluate  # noqa: E402
-from segbench.scoring import score_predictions  # noqa: E402
+from segbench.protocols.definitions import load_benchmark  # noqa: E402
+from segbench.stages.scoring import score_predictions  # noqa: E402
 
 SIZE = (1280, 720)
 MISC = 26

@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/inference_speed.py [--frames 64] [--device cpu] [--rounds 5] [--threads N]
 
-The pipeline is `segbench.inference.run_inference`, the function the `segbench infer` step
+The pipeline is `segbench.stages.inference.run_inference`, the function the `segbench infer` step
 (segbench.steps.inference.infer) calls, with the arguments it passes: real image files of a configured dataset
 (the embedded default's Painting Vision frames in `data/` unless told otherwise), read through
 the dataset's own reader from a temporary copy (hard links; the source frames are repeated to
@@ -27,7 +27,7 @@ them without blocking; the bare pass times the forward on batches already on the
 
     .venv/bin/python benchmarks/inference_speed.py --kinds-and-modes [--frames 16] [--rounds 3]
 
-instead times the whole pipeline (segbench.inference_modes.predict, what `segbench infer` runs)
+instead times the whole pipeline (segbench.stages.inference_modes.predict, what `segbench infer` runs)
 for ONE network (the configured checkpoint, --model) in every form the harness loads: the
 PyTorch checkpoint, the same weights as TorchScript (save_torchscript) and as ONNX
 (export_onnx; onnxruntime's CPU provider, or CUDA's when --device cuda and it is there); and the
@@ -55,12 +55,12 @@ import torch
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))  # run from a checkout without installing
 
-from segbench import inference  # noqa: E402
-from segbench.spec import ModelSpec  # noqa: E402
-from segbench.steps.frames import frames_of_split  # noqa: E402
-from segbench.config import load_config  # noqa: E402
-from segbench.definitions import load_benchmark  # noqa: E402
+from segbench.core.model_spec import ModelSpec  # noqa: E402
 from segbench.models import load_model  # noqa: E402
+from segbench.protocols.definitions import load_benchmark  # noqa: E402
+from segbench.stages import inference  # noqa: E402
+from segbench.steps.frames import frames_of_split  # noqa: E402
+from segbench.workflow.config import load_config  # noqa: E402
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -142,11 +142,11 @@ def source_frames(benchmark, data: Path, split: str | None):
 
 def kinds_and_modes(args: argparse.Namespace) -> int:
     """Frames/s of the pipeline for one network per kind (checkpoint, TorchScript, ONNX) and per mode."""
-    from segbench.inference_modes import predict
+    from segbench.core.model_spec import InferenceMode
     from segbench.models.checkpoint import read_checkpoint
     from segbench.models.onnx import export_onnx
     from segbench.models.torchscript import save_torchscript
-    from segbench.spec import InferenceMode
+    from segbench.stages.inference_modes import predict
     from timing import machine, median, rounds
 
     benchmark = load_benchmark(args.benchmark)

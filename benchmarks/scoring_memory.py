@@ -34,10 +34,10 @@ def rss_now() -> int:
 
 
 def child(frames: int, cache: Path) -> None:
-    from segbench.countsio import write_counts
     from segbench.datasets.base import Frame
-    from segbench.definitions import load_label_space
-    from segbench.scoring import score_predictions
+    from segbench.protocols.definitions import load_label_space
+    from segbench.records.countsio import write_counts
+    from segbench.stages.scoring import score_predictions
 
     pairs = linked_frames(mask_pairs(cache, 200, 1280, 720), frames, cache)
     space = load_label_space("idd-level3-misc")

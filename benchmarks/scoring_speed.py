@@ -32,12 +32,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from masks import mask_pairs  # noqa: E402
 from timing import machine, median, ratio, rounds  # noqa: E402
 
-from segbench.boundary import BandPlan  # noqa: E402
-from segbench.confusion import FrameCounts, joint_histogram  # noqa: E402
+from segbench.core.boundary import BandPlan  # noqa: E402
+from segbench.core.confusion import FrameCounts, joint_histogram  # noqa: E402
+from segbench.core.metrics import iou  # noqa: E402
 from segbench.datasets.base import Frame  # noqa: E402
-from segbench.definitions import load_label_space  # noqa: E402
-from segbench.metrics import iou  # noqa: E402
-from segbench.scoring import score_predictions  # noqa: E402
+from segbench.protocols.definitions import load_label_space  # noqa: E402
+from segbench.stages.scoring import score_predictions  # noqa: E402
 
 CLASSES, VOID = 27, 255
 DECODERS = {

@@ -16,8 +16,8 @@ does), runs `snakemake --cores C` and counts the jobs each rule ran (from Snakem
   added        one frame added to the split
   removed      one frame removed from the split
   checkpoint   `second`'s checkpoint changed
-  metric-code  a change to segbench/metrics.py
-  infer-code   a change to segbench/inference.py
+  metric-code  a change to segbench/core/metrics.py
+  infer-code   a change to segbench/stages/inference.py
   unused-code  a change to a module no step imports (segbench/synthetic/training.py)
 
 and checks each against what must hold (issue 11, docs/workflow.md "What re-runs"). It prints the
@@ -161,8 +161,8 @@ def main(argv: list[str] | None = None) -> int:
         ("removed", removed_frame, lambda j: j.get("infer", 0) <= per_model and j.get("score_floor", 0) <= 1),
         ("checkpoint", lambda: second_checkpoint(repo, 0.25), lambda j: j.get("checkpoint_identity") == 1
          and j.get("infer") == 100 and j.get("score") == 100 and "score_floor" not in j and j.get("submission") == 1),
-        ("metric-code", code_change("metrics.py"), lambda j: not {"infer", "score", "score_floor"} & set(j)),
-        ("infer-code", code_change("inference.py"), lambda j: "score_floor" not in j and j.get("infer") == 2 * 100),
+        ("metric-code", code_change("core/metrics.py"), lambda j: not {"infer", "score", "score_floor"} & set(j)),
+        ("infer-code", code_change("stages/inference.py"), lambda j: "score_floor" not in j and j.get("infer") == 2 * 100),
         ("unused-code", code_change("synthetic/training.py"), lambda j: j == {}),
     ]
     results: dict[str, dict] = {"frames": args.frames, "models": list(MODELS), "full_run": full, "changes": {}}

@@ -42,8 +42,8 @@ def scene(variant: int) -> list[dict]:
 
 def make_idd(tmp_path: Path, frames=(("train", "1", "000001"), ("train", "1", "000002"), ("val", "2", "000003"),
                                       ("test", "3", "000004"), ("test", "4", "000005"))) -> Path:
-    """An IDD folder with one frame per (split, drive, img_id), masks drawn by segbench.idd.masks."""
-    from segbench.idd.masks import write_masks
+    """An IDD folder with one frame per (split, drive, img_id), masks drawn by segbench.protocols.idd.masks."""
+    from segbench.protocols.idd.masks import write_masks
 
     data = tmp_path / "idd"
     for index, (split, drive, img_id) in enumerate(frames):

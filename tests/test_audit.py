@@ -5,11 +5,11 @@ import pytest
 from PIL import Image
 from pv_fixtures import ALL_CLASSES, clean_frames, make_dataset, noise_image, write_csv, write_jpg, write_png
 
-from segbench import audit as audit_module
-from segbench import maskio
-from segbench.audit import AuditReport, Finding, audit_dataset, average_hash
-from segbench.definitions import load_benchmark
 from segbench.errors import AuditFailed, SegbenchError
+from segbench.io import maskio
+from segbench.protocols.definitions import load_benchmark
+from segbench.stages import audit as audit_module
+from segbench.stages.audit import AuditReport, Finding, audit_dataset, average_hash
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,7 @@
 """The bad-input catalogue: files from strangers (dataset, manifest, config, checkpoints of each
 kind, predictions folders and archives) given to the one-shot command and the CLI.
 
-Every case runs the command in-process (segbench.oneshot.main / segbench.cli.main) on a tiny
+Every case runs the command in-process (segbench.commands.oneshot.main / segbench.commands.cli.main) on a tiny
 dataset and asserts the exit code, that the one error line names the offending file or field,
 that no traceback is printed and that nothing is left behind (no submission record, no partial
 file).
@@ -28,14 +28,14 @@ import torch
 from PIL import Image
 
 from pv_fixtures import clean_frames, make_dataset, write_png
-from segbench import cli, oneshot
+from segbench.commands import cli, oneshot
 from segbench.datasets import read_dataset
-from segbench.definitions import load_benchmark, load_label_space
+from segbench.io.fileio import sha256_file, write_json
 from segbench.models.architectures import build
 from segbench.models.checkpoint import save_checkpoint
 from segbench.models.torchscript import save_torchscript
-from segbench.provenance import build_manifest, sha256_file, write_manifest
-from segbench.fileio import write_json
+from segbench.protocols.definitions import load_benchmark, load_label_space
+from segbench.records.provenance import build_manifest, write_manifest
 from segbench.steps.frames import frames_of_split
 from segbench.steps.metrics import metrics_document
 
@@ -298,7 +298,7 @@ def manifest_case(name: str, damage: Callable[[dict, Path], str | bytes], *needl
 
 
 def redo_id(document: dict) -> str:
-    from segbench.provenance import dataset_id
+    from segbench.records.provenance import dataset_id
 
     document["dataset_id"] = dataset_id(document["frames"], "pv1")
     return json.dumps(document)
@@ -318,7 +318,7 @@ manifest_case("bad-sha-field", lambda m, p: (m["frames"][0]["image"].update(sha2
 def other_benchmark(m: dict, p: Path) -> str:
     for entry in m["frames"]:
         entry["drive_id"] = entry.pop("wall_id")
-    from segbench.provenance import dataset_id
+    from segbench.records.provenance import dataset_id
 
     m["dataset_id"] = dataset_id(m["frames"], "idd")
     return json.dumps(m)

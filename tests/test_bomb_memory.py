@@ -15,9 +15,9 @@ import pytest
 import torch
 
 from pv_fixtures import clean_frames, make_dataset
-from segbench.definitions import load_label_space
 from segbench.models.architectures import build
 from segbench.models.checkpoint import save_checkpoint
+from segbench.protocols.definitions import load_label_space
 
 ROOT = Path(__file__).resolve().parents[1]
 LIMIT_KB = 500 * 1024
@@ -25,7 +25,7 @@ LIMIT_KB = 500 * 1024
 # (pytest, which may have grown past the limit itself).
 PEAK = """
 import sys
-from segbench.oneshot import main
+from segbench.commands.oneshot import main
 code = main(sys.argv[1:])
 hwm = next(line.split()[1] for line in open("/proc/self/status") if line.startswith("VmHWM:"))
 print("PEAK_KB", hwm, "CODE", code)

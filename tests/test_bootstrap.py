@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from segbench.bootstrap import Subject, bootstrap, resample_weights
-from segbench.confusion import FrameCounts
-from segbench.definitions import load_benchmark
+from segbench.core.bootstrap import Subject, bootstrap, resample_weights
+from segbench.core.confusion import FrameCounts
+from segbench.core.evaluation import evaluate
 from segbench.errors import SegbenchError
-from segbench.evaluation import evaluate
+from segbench.protocols.definitions import load_benchmark
 
 PV = load_benchmark("painting-vision")
 TEN = PV.ground_truth

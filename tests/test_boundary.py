@@ -9,15 +9,15 @@ import cv2
 import numpy as np
 import pytest
 
-from segbench.bootstrap import Subject, bootstrap
-from segbench.boundary import band, band_cells, band_width
-from segbench.cellcount import joint_cells
-from segbench.confusion import BandCounts, FrameCounts
-from segbench.countsio import read_counts, write_counts
-from segbench.definitions import benchmark_path, load_benchmark, parse_benchmark, read_yaml
+from segbench.core.bandplan import band_plan
+from segbench.core.bootstrap import Subject, bootstrap
+from segbench.core.boundary import band, band_cells, band_width
+from segbench.core.cellcount import joint_cells
+from segbench.core.confusion import BandCounts, FrameCounts
+from segbench.core.evaluation import evaluate
 from segbench.errors import SegbenchError
-from segbench.bandplan import band_plan
-from segbench.evaluation import evaluate
+from segbench.protocols.definitions import benchmark_path, load_benchmark, parse_benchmark, read_yaml
+from segbench.records.countsio import read_counts, write_counts
 
 PV = load_benchmark("painting-vision")
 TEN = PV.ground_truth
@@ -206,7 +206,7 @@ def test_intervals_of_the_boundary_metrics():
 def test_the_scoring_pass_counts_the_bands_beside_the_cells(tmp_path):
     from pv_fixtures import make_dataset, write_png
     from segbench.datasets.painting_vision import read_frames
-    from segbench.scoring import score_constant, score_predictions
+    from segbench.stages.scoring import score_constant, score_predictions
 
     pairs = random_pairs(5, frames=2)
     data = make_dataset(tmp_path, [(f"f{i}", f"w{i}", "test", gt) for i, (gt, _) in enumerate(pairs)])

@@ -6,9 +6,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from segbench.cellcount import joint_cells
-from segbench.confusion import FrameCounts, histogram_cells, invalid_values, joint_histogram
-from segbench.labels import INVALID
+from segbench.core.cellcount import joint_cells
+from segbench.core.confusion import FrameCounts, histogram_cells, invalid_values, joint_histogram
+from segbench.core.labels import INVALID
 
 
 def assert_same_cells(gt: np.ndarray, pred: np.ndarray) -> None:

@@ -1,4 +1,4 @@
-"""The `segbench` command (segbench.cli): a bare predictions folder and a label space scored and
+"""The `segbench` command (segbench.commands.cli): a bare predictions folder and a label space scored and
 measured without any config; the model named by its resolved config entry; errors in one line."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from pv_fixtures import clean_frames, make_dataset, write_png
-from segbench.cli import COMMANDS, main, parser
+from segbench.commands.cli import COMMANDS, main, parser
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""Code dependencies derived from imports (segbench.codedeps): what each subcommand runs."""
+"""Code dependencies derived from imports (segbench.workflow.codedeps): what each subcommand runs."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from segbench.cli import COMMANDS
-from segbench.codedeps import CodeGraph
+from segbench.commands.cli import COMMAND, COMMANDS
+from segbench.workflow.codedeps import CodeGraph
 
 ROOT = Path(__file__).resolve().parents[1]
 SRC = "src/segbench"
@@ -16,32 +16,32 @@ GRAPH = CodeGraph(ROOT)
 
 
 def files(command: str) -> set[str]:
-    return set(GRAPH.command_files(command))
+    return set(GRAPH.command_files(COMMAND[command].step))
 
 
 def test_inference_runs_the_models_but_no_metric_or_scoring_code():
     infer = files("infer")
-    assert {f"{SRC}/inference.py", f"{SRC}/inference_kernels.py", f"{SRC}/models/checkpoint.py",
-            f"{SRC}/steps/inference.py", f"{SRC}/cli.py"} <= infer
-    assert not {f"{SRC}/metrics.py", f"{SRC}/evaluation.py", f"{SRC}/scoring.py", f"{SRC}/cellcount.py",
-                f"{SRC}/bootstrap.py"} & infer
+    assert {f"{SRC}/stages/inference.py", f"{SRC}/stages/inference_kernels.py", f"{SRC}/models/checkpoint.py",
+            f"{SRC}/steps/inference.py", f"{SRC}/commands/cli.py"} <= infer
+    assert not {f"{SRC}/core/metrics.py", f"{SRC}/core/evaluation.py", f"{SRC}/stages/scoring.py", f"{SRC}/core/cellcount.py",
+                f"{SRC}/core/bootstrap.py"} & infer
 
 
 def test_scoring_runs_no_model_or_metric_code():
     score = files("score")
-    assert {f"{SRC}/scoring.py", f"{SRC}/cellcount.py", f"{SRC}/countsio.py", f"{SRC}/steps/scoring.py"} <= score
-    assert not {f"{SRC}/inference.py", f"{SRC}/metrics.py", f"{SRC}/evaluation.py"} & score
+    assert {f"{SRC}/stages/scoring.py", f"{SRC}/core/cellcount.py", f"{SRC}/records/countsio.py", f"{SRC}/steps/scoring.py"} <= score
+    assert not {f"{SRC}/stages/inference.py", f"{SRC}/core/metrics.py", f"{SRC}/core/evaluation.py"} & score
     assert not any(f.startswith(f"{SRC}/models/") for f in score)
 
 
 def test_metrics_run_the_metric_code_but_no_inference():
     metrics = files("metrics")
-    assert {f"{SRC}/metrics.py", f"{SRC}/metric_values.py", f"{SRC}/evaluation.py", f"{SRC}/steps/metrics.py"} <= metrics
-    assert not {f"{SRC}/inference.py", f"{SRC}/inference_modes.py"} & metrics
+    assert {f"{SRC}/core/metrics.py", f"{SRC}/core/metric_values.py", f"{SRC}/core/evaluation.py", f"{SRC}/steps/metrics.py"} <= metrics
+    assert not {f"{SRC}/stages/inference.py", f"{SRC}/stages/inference_modes.py"} & metrics
     assert not any(f.startswith(f"{SRC}/models/") for f in metrics)
     # `segbench metrics --predictions` scores a folder itself: the scoring code is the step's too
     # (a change there re-scores every shard first, so the metrics re-run anyway)
-    assert f"{SRC}/scoring.py" in metrics
+    assert f"{SRC}/stages/scoring.py" in metrics
 
 
 def test_a_registry_imported_by_name_depends_on_every_module_of_its_package():
@@ -61,11 +61,11 @@ def test_lazy_imports_count_and_data_files_read_by_fixed_path_too():
 def test_modules_no_step_imports_are_in_no_command():
     every = set().union(*(files(c.name) for c in COMMANDS))
     assert not any(f.startswith(f"{SRC}/synthetic/") for f in every)
-    assert f"{SRC}/oneshot.py" not in every and f"{SRC}/plan.py" not in every
+    assert f"{SRC}/commands/oneshot.py" not in every and f"{SRC}/workflow/plan.py" not in every
 
 
 def test_closure_is_transitive():
-    assert "segbench.labels" in GRAPH.closure(["segbench.steps.metrics"])  # via evaluation -> labels
+    assert "segbench.core.labels" in GRAPH.closure(["segbench.steps.metrics"])  # via evaluation -> labels
 
 
 def rule_blocks(text: str) -> list[tuple[str, str]]:

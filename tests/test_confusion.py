@@ -5,9 +5,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from segbench.confusion import FrameCounts, constant_prediction, joint_histogram, value_histogram
-from segbench.definitions import load_benchmark
-from segbench.labels import DROP, INVALID, reduce_confusion
+from segbench.core.confusion import FrameCounts, constant_prediction, joint_histogram, value_histogram
+from segbench.core.labels import DROP, INVALID, reduce_confusion
+from segbench.protocols.definitions import load_benchmark
 
 PV = load_benchmark("painting-vision")
 TIER1 = PV.space("painting-vision-tier1")

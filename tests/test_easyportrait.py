@@ -8,13 +8,13 @@ import pytest
 from ep_fixtures import FACE, make_ep, write_files
 from PIL import Image
 
-from segbench.audit import audit_dataset
-from segbench.confusion import FrameCounts, joint_histogram
+from segbench.core.confusion import FrameCounts, joint_histogram
+from segbench.core.evaluation import evaluate
 from segbench.datasets import read_dataset
 from segbench.datasets.base import Frame
-from segbench.definitions import load_benchmark
 from segbench.errors import SegbenchError
-from segbench.evaluation import evaluate
+from segbench.protocols.definitions import load_benchmark
+from segbench.stages.audit import audit_dataset
 
 HEADER = "image_name,user_id,height,width,set,brightness"
 

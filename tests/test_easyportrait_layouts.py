@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 from ep_fixtures import META_ZIP, make_ep, meta_text, write_files, write_zip
 
-from segbench.audit import audit_dataset
 from segbench.datasets import dataset_format, dataset_layout, read_dataset
-from segbench.definitions import load_benchmark
 from segbench.errors import SegbenchError
-from segbench.provenance import build_manifest, read_manifest, verify_manifest
+from segbench.protocols.definitions import load_benchmark
+from segbench.records.provenance import build_manifest, read_manifest, verify_manifest
+from segbench.stages.audit import audit_dataset
 from segbench.synthetic import easyportrait
 
 ROWS = [("a1", "u1", "train"), ("b1", "u2", "val"), ("c1", "u3", "test"), ("c2", "u3", "test")]

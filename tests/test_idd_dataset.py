@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 from idd_fixtures import box, make_idd, write_image, write_polygons
 
-from segbench.audit import audit_dataset
 from segbench.datasets import dataset_format, read_dataset
 from segbench.datasets.base import Frame
-from segbench.definitions import load_benchmark
 from segbench.errors import SegbenchError
-from segbench.idd.masks import RECORD, write_masks
-from segbench.provenance import build_manifest, read_manifest, verify_manifest, write_manifest
+from segbench.protocols.definitions import load_benchmark
+from segbench.protocols.idd.masks import RECORD, write_masks
+from segbench.records.provenance import build_manifest, read_manifest, verify_manifest, write_manifest
+from segbench.stages.audit import audit_dataset
 
 
 @pytest.fixture(scope="module")
@@ -140,7 +140,7 @@ def test_mask_out_of_date_with_its_polygons(tmp_path, benchmark):
     assert errors(report) == [
         ("label-provenance", "frame '3/000004': mask gtFine/test/3/000004_gtFine_labellevel3Ids.png is out of date: "
                              "000004_gtFine_polygons.json changed after the mask was drawn; redraw the masks with "
-                             "`python -m segbench.idd.masks --data DIR`")
+                             "`python -m segbench.protocols.idd.masks --data DIR`")
     ]
     write_masks(data)
     assert audit_dataset(data, benchmark, ["test"]).ok

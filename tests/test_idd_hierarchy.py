@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from segbench.definitions import load_label_space, read_yaml
+from segbench.core.labels import DROP
 from segbench.errors import SegbenchError
-from segbench.idd.hierarchy import generated_files, level3_to_level1_reference, level3_to_level2
-from segbench.idd.table import load_table, parse_table, table_path
-from segbench.labels import DROP
-from segbench.paths import config_dir
+from segbench.io.paths import config_dir
+from segbench.protocols.definitions import load_label_space, read_yaml
+from segbench.protocols.idd.hierarchy import generated_files, level3_to_level1_reference, level3_to_level2
+from segbench.protocols.idd.table import load_table, parse_table, table_path
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -22,21 +22,21 @@ import torch
 from PIL import Image
 from idd_fixtures import scene, write_image, write_polygons
 
-from segbench.audit import audit_dataset
+from segbench.commands.oneshot import main
+from segbench.core.model_spec import ModelSpec
 from segbench.datasets import dataset_format, dataset_layout, read_dataset, require_labels, select_split
-from segbench.definitions import load_benchmark
 from segbench.errors import SegbenchError
-from segbench.idd.masks import RECORD, write_masks
-from segbench.inference import frame_geometry
 from segbench.models.architectures import build
 from segbench.models.checkpoint import save_checkpoint
-from segbench.oneshot import main
-from segbench.provenance import build_manifest, read_manifest, verify_manifest, write_manifest
-from segbench.spec import ModelSpec
+from segbench.protocols.definitions import load_benchmark
+from segbench.protocols.idd.masks import RECORD, write_masks
+from segbench.records.provenance import build_manifest, read_manifest, verify_manifest, write_manifest
+from segbench.stages.audit import audit_dataset
+from segbench.stages.inference import frame_geometry
+from segbench.stages.uploads import export_upload, manifest_frames
 from segbench.steps.dataset_identity import dataset_manifest
 from segbench.steps.inference import infer
 from segbench.synthetic.training import IMAGENET
-from segbench.uploads import export_upload, manifest_frames
 
 # (split, drive, img_id, image extension): drives 1-3 as Part I (PNG), 201-202 as Part II (JPEG).
 DOWNLOAD = (("train", "1", "000001", "png"), ("train", "201", "0000123", "jpg"), ("val", "2", "000002", "png"),

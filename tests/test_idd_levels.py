@@ -8,9 +8,9 @@ import math
 import numpy as np
 import pytest
 
-from segbench.confusion import FrameCounts, joint_histogram
-from segbench.definitions import load_benchmark
-from segbench.evaluation import evaluate
+from segbench.core.confusion import FrameCounts, joint_histogram
+from segbench.core.evaluation import evaluate
+from segbench.protocols.definitions import load_benchmark
 
 # The reference evaluator's lists (evaluation/evaluate_mIoU.py), as docs/protocols records them.
 MAPPING_2_TO_3 = [[0], [1], [2], [3], [4], [5], [6, 7], [8, 9], [10, 11, 12], [13, 14], [15, 16], [17, 18, 19],

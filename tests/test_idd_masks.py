@@ -11,8 +11,8 @@ from idd_fixtures import box, write_polygons
 from PIL import Image
 
 from segbench.errors import SegbenchError
-from segbench.idd.masks import RECORD, main, mask_of, rasterise, read_record, write_masks
-from segbench.idd.table import load_table
+from segbench.protocols.idd.masks import RECORD, main, mask_of, rasterise, read_record, write_masks
+from segbench.protocols.idd.table import load_table
 
 ROAD, CAR, PERSON, POLE, SKY, VOID = 0, 9, 4, 20, 25, 255
 

@@ -8,12 +8,12 @@ import torch
 from safetensors.torch import save_file
 from torch import nn
 
-from segbench.cli import main
-from segbench.definitions import load_benchmark
+from segbench.commands.cli import main
 from segbench.errors import SegbenchError
 from segbench.models import load_model
 from segbench.models.architectures import build
 from segbench.models.importing import import_checkpoint
+from segbench.protocols.definitions import load_benchmark
 
 WIDTHS = [4, 8, 8]
 NORM = {"mean": [0.5, 0.25, 0.75], "std": [0.25, 0.5, 0.125]}

@@ -12,11 +12,11 @@ from PIL import Image
 
 from test_models import make_segformer
 
-from segbench import inference
 from segbench.datasets.base import Frame
-from segbench.definitions import load_benchmark, load_label_space
 from segbench.errors import SegbenchError
-from segbench.inference import (
+from segbench.protocols.definitions import load_benchmark, load_label_space
+from segbench.stages import inference
+from segbench.stages.inference import (
     Geometry,
     bilinear,
     frame_geometry,

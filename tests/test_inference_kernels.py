@@ -12,9 +12,8 @@ import torch.nn.functional as F
 
 from test_inference import FakeModel, png_bytes, random_rgb, write_frame
 
-from segbench import inference
-from segbench import inference_kernels as kernels
-from segbench.inference import Geometry, bilinear, device_mask, interpolation_matrix, mask_from_array, run_inference
+from segbench.stages import inference, inference_kernels as kernels
+from segbench.stages.inference import Geometry, bilinear, device_mask, interpolation_matrix, mask_from_array, run_inference
 
 
 def reference_resize(x: np.ndarray, out_size: tuple[int, int]) -> np.ndarray:

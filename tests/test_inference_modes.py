@@ -11,13 +11,13 @@ import torch
 import torch.nn.functional as F
 from PIL import Image
 
+from segbench.core.model_spec import InferenceMode, ModelSpec
 from segbench.datasets.base import Frame
-from segbench.definitions import load_label_space
 from segbench.errors import SegbenchError
-from segbench.inference import run_inference
-from segbench.inference_modes import predict, windows
 from segbench.models.base import Normalization, SegmentationModel
-from segbench.spec import InferenceMode, ModelSpec
+from segbench.protocols.definitions import load_label_space
+from segbench.stages.inference import run_inference
+from segbench.stages.inference_modes import predict, windows
 
 MEAN, STD = (120.0, 110.0, 100.0), (60.0, 50.0, 70.0)
 
@@ -242,7 +242,7 @@ def record(name: str, miou: float, inference: dict | None) -> dict:
 
 
 def test_leaderboard_shows_the_mode_and_marks_groups_that_mix_modes():
-    from segbench import leaderboard
+    from segbench.stages import leaderboard
 
     whole = InferenceMode().record(640)
     slide = InferenceMode("slide", crop=(512, 512), stride=(341, 341)).record(640)
@@ -262,11 +262,11 @@ def test_a_configured_mode_reaches_the_cli_and_the_record(tmp_path):
     mode; the record's inference block names it."""
     import json
 
-    from segbench.cli import main
+    from segbench.commands.cli import main
+    from segbench.core.model_spec import shard_of
     from segbench.datasets import read_dataset
-    from segbench.definitions import load_benchmark
     from segbench.models import load_model
-    from segbench.spec import shard_of
+    from segbench.protocols.definitions import load_benchmark
     from segbench.steps.submission import inference_record
 
     root = Path(__file__).parents[1]

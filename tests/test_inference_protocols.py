@@ -11,14 +11,14 @@ import torch
 import torch.nn.functional as F
 from PIL import Image
 
+from segbench.core.model_spec import InferenceMode
 from segbench.datasets.base import Frame
-from segbench.definitions import load_label_space
 from segbench.errors import SegbenchError
-from segbench.inference import run_inference
-from segbench.inference_modes import predict, unmirrored
 from segbench.models.architectures import build
 from segbench.models.base import Normalization, SegmentationModel, space_from_names
-from segbench.spec import InferenceMode
+from segbench.protocols.definitions import load_label_space
+from segbench.stages.inference import run_inference
+from segbench.stages.inference_modes import predict, unmirrored
 
 
 class RecordingModel(SegmentationModel):

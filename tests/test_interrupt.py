@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from segbench import cli
+from segbench.commands import cli
 from segbench.steps import metrics as metrics_step
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -6,11 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from segbench.confusion import FrameCounts, joint_histogram
-from segbench.definitions import load_benchmark
+from segbench.core.confusion import FrameCounts, joint_histogram
+from segbench.core.evaluation import evaluate
+from segbench.core.labels import DROP, INVALID, LabelSpace
 from segbench.errors import SegbenchError
-from segbench.evaluation import evaluate
-from segbench.labels import DROP, INVALID, LabelSpace
+from segbench.protocols.definitions import load_benchmark
 
 
 def space(classes, **extra):

@@ -10,7 +10,7 @@ import os
 import pytest
 
 from browser import chromium, console_errors, probe
-from segbench import leaderboard
+from segbench.stages import leaderboard
 
 IDENTITY = {"benchmark": "bench-a", "benchmark_version": "1.0", "taxonomy_version": "1.0",
             "dataset_id": "x1:abc", "split": "test"}

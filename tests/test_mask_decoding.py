@@ -10,7 +10,7 @@ import pytest
 from PIL import Image
 
 from segbench.errors import SegbenchError
-from segbench.maskio import decode_grey8_png, read_mask
+from segbench.io.maskio import decode_grey8_png, read_mask
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -12,13 +12,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from segbench import metrics
-from segbench.confusion import FrameCounts, joint_histogram
-from segbench.definitions import benchmark_path, load_benchmark, parse_benchmark, read_yaml
+from segbench.core import metrics
+from segbench.core.confusion import FrameCounts, joint_histogram
+from segbench.core.evaluation import evaluate, null_report, record_results
+from segbench.core.metric_registry import REGISTRY, schema
 from segbench.errors import SegbenchError
-from segbench.evaluation import evaluate, null_report, record_results
-from segbench.metric_registry import REGISTRY, schema
-from segbench.schemas import load_schema, validate
+from segbench.io.schemas import load_schema, validate
+from segbench.protocols.definitions import benchmark_path, load_benchmark, parse_benchmark, read_yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 PV = load_benchmark("painting-vision")

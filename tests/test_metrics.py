@@ -5,10 +5,10 @@ import math
 import numpy as np
 import pytest
 
-from segbench import metrics
-from segbench.confusion import FrameCounts, joint_histogram
-from segbench.definitions import load_benchmark
-from segbench.evaluation import evaluate
+from segbench.core import metrics
+from segbench.core.confusion import FrameCounts, joint_histogram
+from segbench.core.evaluation import evaluate
+from segbench.protocols.definitions import load_benchmark
 
 PV = load_benchmark("painting-vision")
 V = 255

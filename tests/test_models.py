@@ -10,14 +10,14 @@ import pytest
 import torch
 from torch import nn
 
-from segbench.definitions import load_benchmark, load_label_space
+from segbench.core.labels import LabelClass, LabelSpace
 from segbench.errors import SegbenchError
-from segbench.labels import LabelClass, LabelSpace
 from segbench.models import load_model, model_kinds, output_space
 from segbench.models.architectures import build, known_architectures
 from segbench.models.base import Normalization
 from segbench.models.checkpoint import save_checkpoint
 from segbench.models.torchscript import save_torchscript
+from segbench.protocols.definitions import load_benchmark, load_label_space
 
 NORM = {"mean": [0.5, 0.25, 0.75], "std": [0.25, 0.5, 0.125]}
 WIDTHS = [4, 8, 8]

@@ -12,10 +12,10 @@ import pytest
 import torch
 import transformers as T
 
-from segbench.definitions import load_benchmark, load_label_space
 from segbench.errors import SegbenchError
-from segbench.inference import Geometry, mask_from_array
 from segbench.models import load_model, output_space
+from segbench.protocols.definitions import load_benchmark, load_label_space
+from segbench.stages.inference import Geometry, mask_from_array
 
 PRE = {"do_rescale": True, "rescale_factor": 1 / 255, "image_mean": [0.5, 0.4, 0.3], "image_std": [0.2, 0.25, 0.3]}
 SWIN = dict(embed_dim=8, depths=[1, 1, 1, 1], num_heads=[1, 1, 1, 1], window_size=2,

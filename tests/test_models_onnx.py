@@ -13,12 +13,12 @@ import torch
 from onnx import TensorProto, helper
 from PIL import Image
 
-from segbench.cli import main
+from segbench.commands.cli import main
 from segbench.datasets import read_dataset
-from segbench.definitions import load_benchmark
 from segbench.errors import SegbenchError
-from segbench.inference import bilinear, frame_geometry, load_batch, run_inference
 from segbench.models import load_model, output_space
+from segbench.protocols.definitions import load_benchmark
+from segbench.stages.inference import bilinear, frame_geometry, load_batch, run_inference
 
 ROOT = Path(__file__).parents[1]
 IR_VERSION = 8  # onnx writes its newest IR version by default; onnxruntime reads up to an older one

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from segbench.definitions import load_benchmark
-from segbench.submission import read_record
+from segbench.protocols.definitions import load_benchmark
+from segbench.stages.submission import read_record
 
 ROOT = Path(__file__).resolve().parents[1]
 PV = load_benchmark("painting-vision")
@@ -67,7 +67,7 @@ def test_manifest_mismatch_is_refused_listing_the_file(tmp_path):
     manifest = json.loads((ROOT / "data_manifest.json").read_text())
     entry = manifest["frames"][3]
     entry["label"]["sha256"] = "0" * 64
-    from segbench.provenance import dataset_id
+    from segbench.records.provenance import dataset_id
 
     manifest["dataset_id"] = dataset_id(manifest["frames"], "pv1")
     (tmp_path / "m.json").write_text(json.dumps(manifest))

@@ -1,4 +1,4 @@
-"""The workflow's plan (segbench.plan): shards by a hash of the frame id within max_shards, the dataset fingerprint."""
+"""The workflow's plan (segbench.workflow.plan): shards by a hash of the frame id within max_shards, the dataset fingerprint."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 
 from pv_fixtures import ALL_CLASSES, make_dataset
-from segbench import provenance
-from segbench.config import check_config
+from segbench.core.model_spec import shard_of, shard_total
 from segbench.datasets import read_dataset
-from segbench.definitions import load_benchmark
-from segbench.plan import BenchmarkPlan, Plan
-from segbench.spec import shard_of, shard_total
+from segbench.protocols.definitions import load_benchmark
+from segbench.records import provenance
+from segbench.workflow.config import check_config
+from segbench.workflow.plan import BenchmarkPlan, Plan
 
 
 @pytest.fixture

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from segbench import overlays, plots
-from segbench.bootstrap import Subject
-from segbench.definitions import known_benchmarks, load_benchmark
+from segbench.core.bootstrap import Subject
+from segbench.protocols.definitions import known_benchmarks, load_benchmark
+from segbench.stages import overlays, plots
 from test_bootstrap import counts, floored
 
 PV = load_benchmark("painting-vision")
@@ -80,7 +80,7 @@ def test_fraction_points_match_the_metric(tmp_path):
     assert ids == ["w1_a", "w1_b", "w2_a", "w3_a", "w3_b"]
     assert gt[0] == pytest.approx(0.0) and pred[0] == pytest.approx(10 / 60)
     assert gt[2] == pytest.approx(1.0) and pred[2] == pytest.approx(1.0)  # 30 painted, 30 lost to other
-    from segbench.evaluation import evaluate
+    from segbench.core.evaluation import evaluate
 
     mae = evaluate(PV, counts(), TEN)["paint_state_metrics"]["painted_coverage_mae"]
     assert float(np.abs(pred - gt).mean()) == pytest.approx(mae)
@@ -139,8 +139,8 @@ def test_overlay_panels_and_void(tmp_path):
 @pytest.mark.parametrize("name", known_benchmarks())
 def test_every_benchmark_gets_its_figures_and_intervals(name, tmp_path):
     """Nothing here is Painting-Vision-specific: reports, spaces, group key come from the definition."""
-    from segbench.bootstrap import bootstrap
-    from segbench.confusion import FrameCounts
+    from segbench.core.bootstrap import bootstrap
+    from segbench.core.confusion import FrameCounts
 
     benchmark = load_benchmark(name)
     space = benchmark.ground_truth

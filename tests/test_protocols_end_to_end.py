@@ -8,10 +8,10 @@ import json
 import pytest
 import torch
 
-from segbench.definitions import load_benchmark
+from segbench.commands.oneshot import main
 from segbench.models.architectures import build
 from segbench.models.checkpoint import save_checkpoint
-from segbench.oneshot import main
+from segbench.protocols.definitions import load_benchmark
 from segbench.synthetic import easyportrait, idd
 from segbench.synthetic.training import IMAGENET
 

@@ -9,12 +9,12 @@ from pv_fixtures import ALL_CLASSES, make_dataset, write_csv, write_png
 from segbench.datasets.base import Frame
 from segbench.datasets.painting_vision import read_frames
 from segbench.errors import SegbenchError
-from segbench.provenance import (
+from segbench.io.fileio import sha256_file
+from segbench.records.provenance import (
     build_manifest,
     checkpoint_sha256,
     dataset_id,
     read_manifest,
-    sha256_file,
     verify_manifest,
     write_manifest,
 )

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from segbench import cli
+from segbench.commands import cli
 
 FILES = {
     "pv/test/best/predictions/shard-0/.snakemake_timestamp": b"",

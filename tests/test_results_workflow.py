@@ -16,7 +16,7 @@ from PIL import Image
 from browser import chromium, console_errors, probe
 from test_workflow import run
 
-from segbench import overlays, plots
+from segbench.stages import overlays, plots
 
 pytestmark = pytest.mark.workflow
 RESULTS = "results/painting-vision/test"

@@ -5,12 +5,12 @@ import pytest
 from PIL import Image
 
 from pv_fixtures import make_dataset, write_png
-from segbench.confusion import joint_histogram
+from segbench.core.confusion import joint_histogram
 from segbench.datasets.painting_vision import read_frames
-from segbench.definitions import load_benchmark
 from segbench.errors import SegbenchError
-from segbench.intake import check_prediction_header, open_predictions
-from segbench.scoring import fit_prediction, score_constant, score_predictions
+from segbench.protocols.definitions import load_benchmark
+from segbench.records.intake import check_prediction_header, open_predictions
+from segbench.stages.scoring import fit_prediction, score_constant, score_predictions
 
 PV = load_benchmark("painting-vision")
 GT = np.array([[0, 1, 2, 255], [8, 8, 9, 3]], np.uint8)
@@ -93,7 +93,7 @@ def test_the_fast_path_equals_the_straightforward_one_on_the_shipped_dataset(tmp
     """imagecodecs + the compiled kernel + threads == Pillow + np.bincount, frame by frame, cell by cell."""
     from pathlib import Path
 
-    from segbench.confusion import FrameCounts
+    from segbench.core.confusion import FrameCounts
 
     data = Path(__file__).resolve().parents[1] / "data"
     frames = read_frames(data, PV.splits)

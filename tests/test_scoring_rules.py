@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from segbench.confusion import joint_histogram
+from segbench.core.confusion import joint_histogram
 from segbench.datasets.base import Frame
-from segbench.definitions import load_benchmark
 from segbench.errors import SegbenchError
-from segbench.intake import open_predictions
-from segbench.scoring import score_constant, score_predictions
+from segbench.protocols.definitions import load_benchmark
+from segbench.records.intake import open_predictions
+from segbench.stages.scoring import score_constant, score_predictions
 
 IDD_SIZE = (1280, 720)
 

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from segbench.audit import audit_dataset
-from segbench.definitions import load_benchmark
+from segbench.protocols.definitions import load_benchmark
+from segbench.stages.audit import audit_dataset
 from segbench.synthetic import easyportrait, idd
 
 

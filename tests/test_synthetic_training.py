@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from segbench.definitions import load_label_space
+from segbench.protocols.definitions import load_label_space
 from segbench.synthetic.training import Crops, batches, class_lut, class_pixels
 
 

@@ -13,10 +13,10 @@ import numpy as np
 from PIL import Image
 
 from pv_fixtures import clean_frames, make_dataset
-from segbench import cli
+from segbench.commands import cli
 from segbench.datasets import read_dataset
-from segbench.definitions import load_benchmark
-from segbench.provenance import build_manifest, write_manifest
+from segbench.protocols.definitions import load_benchmark
+from segbench.records.provenance import build_manifest, write_manifest
 
 PV = load_benchmark("painting-vision")
 IDD = load_benchmark("idd20k-icvgip2020")

@@ -89,8 +89,8 @@ def pv_models(repo: Path) -> list[str]:
 
 def model_shards(repo: Path) -> int:
     """How many inference shards the copy's config makes, over every (benchmark, split, model)."""
-    from segbench.config import check_config
-    from segbench.plan import Plan
+    from segbench.workflow.config import check_config
+    from segbench.workflow.plan import Plan
 
     with contextlib.chdir(repo):  # the config's paths (manifests) are the copy's
         plan = Plan(check_config(yaml.safe_load(Path("config/config.yaml").read_text()), "config.yaml"))
@@ -161,7 +161,7 @@ def test_adding_a_model_runs_only_its_jobs(first_run: Path):
 
 
 def test_metric_code_change_rescores_without_inference(first_run: Path):
-    metrics_py = first_run / "src" / "segbench" / "metrics.py"
+    metrics_py = first_run / "src" / "segbench" / "core" / "metrics.py"
     metrics_py.write_text(metrics_py.read_text() + "\n")
     jobs = planned_jobs(first_run)
     assert "infer" not in jobs and "score" not in jobs
@@ -319,10 +319,10 @@ def test_removing_a_frame_changes_one_shard_per_model(first_run: Path):
 def test_code_changes_rerun_the_steps_that_import_the_code(first_run: Path):
     run_jobs(first_run)
     source = first_run / "src" / "segbench"
-    original = (source / "inference.py").read_text()
-    (source / "inference.py").write_text(original + "\n")
+    original = (source / "stages" / "inference.py").read_text()
+    (source / "stages" / "inference.py").write_text(original + "\n")
     jobs = planned_jobs(first_run)
-    (source / "inference.py").write_text(original)
+    (source / "stages" / "inference.py").write_text(original)
     shards = model_shards(first_run)  # every model's inference shards, of all three benchmarks
     assert jobs["infer"] == shards and jobs["score"] == shards and "score_floor" not in jobs
     assert planned_jobs(first_run) == {}  # the same bytes again: nothing
@@ -352,7 +352,7 @@ def test_a_configfile_is_honoured_by_every_job(first_run: Path):
     assert jobs["checkpoint_identity"] == 1 and jobs["infer"] == 2 and jobs["score"] == 2, jobs
     assert "score_floor" not in jobs and jobs["submission"] == 1
     record = json.loads((first_run / "results" / "painting-vision" / "test" / "best" / "submission.json").read_text())
-    from segbench.provenance import sha256_file
+    from segbench.io.fileio import sha256_file
 
     assert record["checkpoint_sha256"] == sha256_file(other)
     run(first_run, sys.executable, "benchmark.py", "--data", "data", "--checkpoint", "artifacts/other.pt",
@@ -370,6 +370,6 @@ def test_a_config_override_is_honoured_too(first_run: Path):
     run_jobs(first_run, "leaderboard", "--config", "models={best: {kind: checkpoint, path: artifacts/other.pt, "
              "label_space: painting-vision-10}}")
     after = json.loads((first_run / "results" / "painting-vision" / "test" / "best" / "submission.json").read_text())
-    from segbench.provenance import sha256_file
+    from segbench.io.fileio import sha256_file
 
     assert after["checkpoint_sha256"] == sha256_file(first_run / "artifacts" / "other.pt") != before["checkpoint_sha256"]

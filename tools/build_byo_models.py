@@ -23,8 +23,8 @@ from pathlib import Path
 import torch
 
 from segbench.datasets.painting_vision import read_frames
-from segbench.definitions import load_benchmark
 from segbench.models.onnx import export_onnx
+from segbench.protocols.definitions import load_benchmark
 from segbench.synthetic.training import IMAGENET, Crops, class_lut, load_pairs, train
 
 LONG_SIDE = 640

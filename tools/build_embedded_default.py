@@ -29,10 +29,10 @@ import numpy as np
 import torch
 
 from segbench.datasets.painting_vision import read_frames
-from segbench.definitions import load_benchmark
 from segbench.models.architectures import architecture, build
 from segbench.models.checkpoint import save_checkpoint
-from segbench.provenance import build_manifest, write_manifest
+from segbench.protocols.definitions import load_benchmark
+from segbench.records.provenance import build_manifest, write_manifest
 from segbench.synthetic.painting_vision import build_dataset
 from segbench.synthetic.training import IGNORE, IMAGENET, class_lut, load_pairs, train
 

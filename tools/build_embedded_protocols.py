@@ -5,7 +5,7 @@ each one's exact on-disk format, its manifest, and a small model trained on its 
     .venv/bin/python tools/build_embedded_protocols.py     # writes the paths below
 
     data-idd/                          IDD20K format: polygon JSONs, images, level-3 masks drawn
-                                       from the JSONs (segbench.idd.masks) and their record
+                                       from the JSONs (segbench.protocols.idd.masks) and their record
     data-idd_manifest.json             its manifest (dataset_id idd:...)
     artifacts/idd-best.pt              tiny-segnet, 26 level-3 classes (idd-level3)
     data-easyportrait/                 EasyPortrait 1.0 layout: images/, annotations/, annotations/meta.zip
@@ -36,10 +36,10 @@ from pathlib import Path
 import torch
 
 from segbench.datasets import dataset_layout, read_dataset, select_split
-from segbench.definitions import load_benchmark
 from segbench.models.architectures import architecture, build
 from segbench.models.checkpoint import save_checkpoint
-from segbench.provenance import build_manifest, write_manifest
+from segbench.protocols.definitions import load_benchmark
+from segbench.records.provenance import build_manifest, write_manifest
 from segbench.synthetic import easyportrait, idd
 from segbench.synthetic.training import IMAGENET, Crops, class_lut, load_pairs, train
 

@@ -5,7 +5,7 @@
                                                               # and config/mappings/idd-levels.yaml
     .venv/bin/python tools/build_idd_label_spaces.py --check  # exit 1 if any file is out of date
 
-The derivation itself is segbench.idd.hierarchy; tests/test_idd_hierarchy.py runs the check.
+The derivation itself is segbench.protocols.idd.hierarchy; tests/test_idd_hierarchy.py runs the check.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from segbench.idd.hierarchy import generated_files
-from segbench.idd.table import load_table
-from segbench.paths import config_dir
+from segbench.io.paths import config_dir
+from segbench.protocols.idd.hierarchy import generated_files
+from segbench.protocols.idd.table import load_table
 
 
 def main(argv: list[str] | None = None) -> int:

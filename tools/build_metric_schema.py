@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Write workflow/schemas/metric.schema.json, the schema of one metric entry of a benchmark
-report, derived from the metric registry (segbench.metric_registry).
+report, derived from the metric registry (segbench.core.metric_registry).
 
     .venv/bin/python tools/build_metric_schema.py          # writes the file
     .venv/bin/python tools/build_metric_schema.py --check  # exit 1 if it is out of date
@@ -14,8 +14,8 @@ import argparse
 import json
 import sys
 
-from segbench.metric_registry import schema
-from segbench.paths import schema_path
+from segbench.core.metric_registry import schema
+from segbench.io.paths import schema_path
 
 
 def schema_text() -> str:

@@ -14,11 +14,18 @@ import re
 import shlex
 from pathlib import Path
 
-from segbench.codedeps import CodeGraph
-from segbench.config import check_config
+from segbench.commands.cli import COMMAND
+from segbench.core.metric_registry import with_figure
 from segbench.errors import SegbenchError
-from segbench.metric_registry import with_figure
-from segbench.plan import Plan, content_key, dvc_file, model_content, shard_content
+from segbench.workflow.codedeps import CodeGraph
+from segbench.workflow.config import check_config
+from segbench.workflow.plan import (
+    Plan,
+    content_key,
+    dvc_file,
+    model_content,
+    shard_content,
+)
 
 # Validates against workflow/schemas/config.schema.json (naming the key and what was expected),
 # fills the schema's defaults, and checks that the benchmarks and models named exist.
@@ -105,8 +112,8 @@ CODE = CodeGraph(workflow.basedir)
 
 
 def code(command):
-    """The source files `segbench COMMAND` runs, from the imports of its step (segbench.codedeps)."""
-    return CODE.command_files(command)
+    """The source files `segbench COMMAND` runs, from the imports of its step (segbench.workflow.codedeps)."""
+    return CODE.command_files(COMMAND[command].step)
 
 
 def cli(command, arguments):

@@ -12,7 +12,7 @@ from .base import Frame
 from .format import DatasetFormat
 
 if TYPE_CHECKING:
-    from ..definitions import Benchmark
+    from ..core.benchmark import Benchmark
 
 # Format name (a benchmark's dataset/format) -> the reader module that defines its FORMAT.
 READERS = {

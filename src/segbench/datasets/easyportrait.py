@@ -30,10 +30,10 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from ..errors import SegbenchError
+from ..io.unpacked import unpacked_root
 from .base import Frame
 from .format import DatasetFormat, FormatFinding
 from .listing import Columns, ListedFrame, listed_frames, parse_rows, read_text
-from .unpacked import unpacked_root
 
 IMAGES_DIR = "images"
 LABELS_DIR = "annotations"

@@ -1,13 +1,13 @@
 """Reader for the India Driving Dataset (IDD20K) on-disk format.
 
     <data>/gtFine/<split>/<drive>/<img_id>_gtFine_polygons.json      the annotation (lists the frame)
-    <data>/gtFine/<split>/<drive>/<img_id>_gtFine_labellevel3Ids.png  its level-3 mask (segbench.idd.masks)
+    <data>/gtFine/<split>/<drive>/<img_id>_gtFine_labellevel3Ids.png  its level-3 mask (segbench.protocols.idd.masks)
     <data>/leftImg8bit/<split>/<drive>/<img_id>_leftImg8bit.png|.jpg  the image (Part I .png, Part II .jpg)
     <data>/gtFine/labellevel3Ids.segbench.json                        how the masks were made (Pillow version)
 
 IDD20K Part I and Part II are extracted into one folder (the challenge's instruction), so that
 their gtFine/ and leftImg8bit/ merge; the two may also sit in the one folder that unpacking made
-(segbench.idd.layout). A frame is one polygon file: frame_id "<drive>/<img_id>", group_id the
+(segbench.protocols.idd.layout). A frame is one polygon file: frame_id "<drive>/<img_id>", group_id the
 drive (drives must not cross splits), label the mask beside the JSON. Its prediction is named as
 in the challenge's submission format, "<drive>/<img_id>_gtFine_labellevel3Ids.png". Like the
 other readers this one never opens images or masks: a missing file is a finding of the audit.
@@ -24,9 +24,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..errors import SegbenchError
-from ..idd.layout import GT_DIR, IMAGES_DIR, dataset_root
-from ..idd.masks import MASK_SUFFIX, POLYGONS_GLOB, POLYGONS_SUFFIX, RECORD, mask_path, polygons_path, read_record
-from ..provenance import sha256_file
+from ..io.fileio import sha256_file
+from ..protocols.idd.layout import GT_DIR, IMAGES_DIR, dataset_root
+from ..protocols.idd.masks import MASK_SUFFIX, POLYGONS_GLOB, POLYGONS_SUFFIX, RECORD, mask_path, polygons_path, read_record
 from .base import Frame
 from .format import DatasetFormat, FormatFinding
 
@@ -169,7 +169,7 @@ def mask_provenance(data_dir: Path, frames: Sequence[Frame]) -> list[FormatFindi
             FormatFinding(
                 "label-provenance",
                 "warning",
-                f"{RECORD.as_posix()} not found: the masks were not drawn by `python -m segbench.idd.masks`, so the "
+                f"{RECORD.as_posix()} not found: the masks were not drawn by `python -m segbench.protocols.idd.masks`, so the "
                 "Pillow version that drew their polygon edges is unknown and they are not checked against the polygons",
             )
         ]
@@ -193,7 +193,7 @@ def mask_provenance(data_dir: Path, frames: Sequence[Frame]) -> list[FormatFindi
                     "label-provenance",
                     "error",
                     f"frame '{frame.frame_id}': mask {GT_DIR}/{key} {problem}; redraw the masks with "
-                    "`python -m segbench.idd.masks --data DIR`",
+                    "`python -m segbench.protocols.idd.masks --data DIR`",
                     (frame.frame_id,),
                     (frame.group_id,),
                 )

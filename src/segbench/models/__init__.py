@@ -16,9 +16,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..definitions import Benchmark
+from ..core.benchmark import Benchmark
+from ..core.labels import LabelSpace
 from ..errors import SegbenchError
-from ..labels import LabelSpace
 from .base import SegmentationModel
 from .checkpoint import checkpoint_space, load_checkpoint
 from .hf import hf_space, load_hf, load_hf_segformer

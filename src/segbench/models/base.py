@@ -2,7 +2,7 @@
 
 An adapter turns a batch of RGB images into logits in a declared label space. Everything
 geometric (resize to the inference size, padding, cropping, resizing to the ground truth,
-argmax) belongs to segbench.inference; everything model-specific (normalisation, the network,
+argmax) belongs to segbench.stages.inference; everything model-specific (normalisation, the network,
 its label space) belongs to the adapter.
 """
 
@@ -16,9 +16,9 @@ from typing import Any
 
 import torch
 
-from ..definitions import Benchmark
+from ..core.benchmark import Benchmark
+from ..core.labels import LabelClass, LabelSpace
 from ..errors import SegbenchError
-from ..labels import LabelClass, LabelSpace
 
 
 @dataclass(frozen=True)

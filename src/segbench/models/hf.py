@@ -45,9 +45,9 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from ..definitions import Benchmark
+from ..core.benchmark import Benchmark
+from ..core.labels import LabelSpace
 from ..errors import SegbenchError
-from ..labels import LabelSpace
 from .base import Normalization, SegmentationModel, resolve_device, space_from_names
 
 STRIDE = 32

@@ -19,8 +19,8 @@ from typing import Any
 
 import torch
 
+from ..core.labels import LabelSpace
 from ..errors import SegbenchError
-from ..labels import LabelSpace
 from . import architectures
 from .checkpoint import _check_state, read_checkpoint, save_checkpoint
 

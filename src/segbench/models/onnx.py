@@ -28,9 +28,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..definitions import Benchmark
+from ..core.benchmark import Benchmark
+from ..core.labels import LabelSpace
 from ..errors import SegbenchError
-from ..labels import LabelSpace
 from .base import Normalization, SegmentationModel, declared_space, resolve_device
 
 FORMAT = "segbench-onnx"

@@ -26,11 +26,11 @@ from typing import Any
 import torch
 from torch import nn
 
-from ..archives import verify_model_zip
-from ..definitions import Benchmark
+from ..core.benchmark import Benchmark
+from ..core.labels import LabelSpace
 from ..errors import SegbenchError
-from ..labels import LabelSpace
-from ..provenance import verify_pin
+from ..io.archives import verify_model_zip
+from ..records.provenance import verify_pin
 from .base import Normalization, SegmentationModel, declared_space, resolve_device
 
 METADATA = "segbench.json"

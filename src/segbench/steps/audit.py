@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from .. import audit as audit_module
-from ..definitions import Benchmark
+from ..core.benchmark import Benchmark
+from ..stages import audit as audit_module
 
 
 def run_audit(

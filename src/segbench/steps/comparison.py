@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..bootstrap import Subject
-from ..definitions import Benchmark
+from ..core.benchmark import Benchmark
+from ..core.bootstrap import Subject
 from .counts import merge_counts
 
 

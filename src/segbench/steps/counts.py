@@ -6,12 +6,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..confusion import FrameCounts
-from ..countsio import read_counts
-from ..definitions import Benchmark
+from ..core.benchmark import Benchmark
+from ..core.confusion import FrameCounts
+from ..core.labels import LabelSpace
 from ..errors import SegbenchError
-from ..identity import space_named
-from ..labels import LabelSpace
+from ..records.countsio import read_counts
+from ..records.identity import space_named
 
 
 def merge_counts(benchmark: Benchmark, paths: Sequence[Path]) -> tuple[FrameCounts, dict[str, Any], LabelSpace]:

@@ -6,11 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .. import provenance
+from ..core.benchmark import Benchmark
 from ..datasets import dataset_layout, read_dataset
-from ..definitions import Benchmark
-from ..fileio import write_json
-from ..frameindex import build_index, write_index
+from ..io.fileio import write_json
+from ..records import provenance
+from ..records.frameindex import build_index, write_index
 
 
 def dataset_manifest(benchmark: Benchmark, data: Path, manifest: Path | None) -> dict[str, Any]:

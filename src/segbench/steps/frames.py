@@ -6,12 +6,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..core.benchmark import Benchmark
+from ..core.model_spec import shard_of
 from ..datasets import read_dataset, select_split
 from ..datasets.base import Frame
-from ..definitions import Benchmark
 from ..errors import SegbenchError
-from ..frameindex import index_frames, read_index
-from ..spec import shard_of
+from ..records.frameindex import index_frames, read_index
 
 
 def frames_of_split(benchmark: Benchmark, data: Path, split: str, index: Path | None = None) -> list[Frame]:

@@ -5,19 +5,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..core.benchmark import Benchmark
+from ..core.model_spec import ModelSpec
 from ..datasets import require_images
 from ..datasets.base import Frame
-from ..definitions import Benchmark
 from ..errors import SegbenchError
-from ..spec import ModelSpec
 
 
 def infer(
     benchmark: Benchmark, frames: Sequence[Frame], spec: ModelSpec, out_dir: Path, batch_size: int, device: str, progress: bool
 ) -> None:
     """Predicted masks for `frames` in `out_dir`, at ground-truth size, in the model's label space."""
-    from ..inference_modes import predict
     from ..models import load_model
+    from ..stages.inference_modes import predict
 
     if spec.kind == "predictions":
         raise SegbenchError(f"model '{spec.name}' is a predictions folder: it has no inference step")

@@ -7,11 +7,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..confusion import FrameCounts
+from ..core.benchmark import Benchmark
+from ..core.confusion import FrameCounts
+from ..core.evaluation import evaluate
+from ..core.labels import LabelSpace
 from ..datasets.base import Frame
-from ..definitions import Benchmark
-from ..evaluation import evaluate
-from ..labels import LabelSpace
 from .counts import merge_counts
 
 
@@ -25,8 +25,8 @@ def predictions_metrics(benchmark: Benchmark, frames: Sequence[Frame], folder: P
                         split: str) -> dict[str, Any]:
     """All reports of the benchmark for a folder (or archive) of masks in label space `space`,
     checked like any predictions (exactly one mask per frame of the split) and scored in memory."""
-    from ..bandplan import band_plan
-    from ..scoring import score_predictions
+    from ..core.bandplan import band_plan
+    from ..stages.scoring import score_predictions
     from .scoring import check_predictions
 
     check_predictions(folder, frames)

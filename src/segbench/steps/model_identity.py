@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .. import provenance
-from ..definitions import Benchmark
-from ..identity import ModelIdentity, write_identity
-from ..labels import LabelSpace
-from ..spec import ModelSpec
+from ..core.benchmark import Benchmark
+from ..core.labels import LabelSpace
+from ..core.model_spec import ModelSpec
+from ..records import provenance
+from ..records.identity import ModelIdentity, write_identity
 
 
 def model_space(spec: ModelSpec, benchmark: Benchmark) -> LabelSpace:

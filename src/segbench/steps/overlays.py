@@ -8,15 +8,15 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import overlays
+from ..core.benchmark import Benchmark
 from ..datasets.base import Frame
-from ..definitions import Benchmark
 from ..errors import SegbenchError
-from ..fileio import write_json
-from ..intake import is_archive, open_predictions, read_prediction
-from ..maskio import read_mask, read_rgb
-from ..plots import render_not_applicable
-from ..scoring import evaluated_masks
+from ..io.fileio import write_json
+from ..io.maskio import read_mask, read_rgb
+from ..records.intake import is_archive, open_predictions, read_prediction
+from ..stages import overlays
+from ..stages.plots import render_not_applicable
+from ..stages.scoring import evaluated_masks
 from .comparison import read_subject
 
 

@@ -7,10 +7,10 @@ import csv
 from collections.abc import Sequence
 from pathlib import Path
 
-from .. import plots
-from ..definitions import Benchmark
+from ..core.benchmark import Benchmark
 from ..errors import SegbenchError
-from ..fileio import write_csv_rows
+from ..io.fileio import write_csv_rows
+from ..stages import plots
 from .comparison import comparison_subjects, read_subject
 from .counts import counts_split
 

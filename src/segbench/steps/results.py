@@ -8,12 +8,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .. import leaderboard
-from ..definitions import load_benchmark
+from ..core.evaluation import record_results
 from ..errors import SegbenchError
-from ..evaluation import record_results
-from ..fileio import atomic_write_texts, read_json, write_json, write_text
-from ..submission import validate_record
+from ..io.fileio import atomic_write_texts, read_json, write_json, write_text
+from ..protocols.definitions import load_benchmark
+from ..stages import leaderboard
+from ..stages.submission import validate_record
 
 
 def read_records(paths: Sequence[Path]) -> list[dict[str, Any]]:

@@ -6,16 +6,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..confusion import FrameCounts
-from ..countsio import write_counts
+from ..core.bandplan import band_plan
+from ..core.benchmark import Benchmark
+from ..core.confusion import FrameCounts
+from ..core.labels import LabelSpace
 from ..datasets import require_labels
 from ..datasets.base import Frame
-from ..definitions import Benchmark
 from ..errors import SegbenchError
-from ..bandplan import band_plan
-from ..intake import UPLOAD_META, ArchivePredictions, open_predictions
-from ..labels import LabelSpace
-from ..scoring import score_constant, score_predictions
+from ..records.countsio import write_counts
+from ..records.intake import UPLOAD_META, ArchivePredictions, open_predictions
+from ..stages.scoring import score_constant, score_predictions
 
 
 def score_model(benchmark: Benchmark, frames: Sequence[Frame], name: str, kind: str, space: LabelSpace,

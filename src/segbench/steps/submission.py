@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..definitions import Benchmark
+from ..core.benchmark import Benchmark
+from ..core.model_spec import ModelSpec
 from ..errors import SegbenchError
-from ..fileio import atomic_write_text
-from ..identity import ModelIdentity
-from ..spec import ModelSpec
-from ..submission import build_record, dumps, validate_record
+from ..io.fileio import atomic_write_text
+from ..records.identity import ModelIdentity
+from ..stages.submission import build_record, dumps, validate_record
 
 
 def inference_record(spec: ModelSpec, benchmark: Benchmark) -> tuple[int | None, dict[str, Any] | None]:

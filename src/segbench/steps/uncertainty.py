@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..bootstrap import bootstrap
-from ..definitions import Benchmark
-from ..fileio import read_json, write_json
+from ..core.benchmark import Benchmark
+from ..core.bootstrap import bootstrap
+from ..io.fileio import read_json, write_json
 from .comparison import comparison_subjects
 from .counts import counts_split
 

@@ -13,7 +13,7 @@ one deleted object and one two-point polygon that must not be drawn. Every level
 every frame. The image is rendered from the same polygons in the same order (each object in its
 label's colour, jittered), so its edges are the annotation's. Frames are 1920x1080 or 1280x720.
 
-The level-3 masks are then drawn from the JSON by segbench.idd.masks, exactly as a user would.
+The level-3 masks are then drawn from the JSON by segbench.protocols.idd.masks, exactly as a user would.
 Every random draw comes from a numpy Generator seeded by (seed, drive, frame); a build is
 byte-identical on every run with the same Pillow.
 """
@@ -28,9 +28,9 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageDraw
 
+from ..protocols.idd.masks import POLYGONS_SUFFIX, write_masks
+from ..protocols.idd.table import load_table
 from . import empty_output_folder
-from ..idd.masks import POLYGONS_SUFFIX, write_masks
-from ..idd.table import load_table
 
 SIZES = ((1920, 1080), (1280, 720))  # (width, height); the frames of a drive alternate
 # (drive, split): six drives, split by drive.

@@ -1,0 +1,230 @@
+"""The specification's one-shot command: audit, evaluate a checkpoint, a baseline and the floor,
+print a comparison table and write the submission record(s).
+
+    python3 benchmark.py --data data --checkpoint artifacts/best.pt --baseline segformer-ade \\
+        --split test --dataset-manifest data_manifest.json --emit-submission submission.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from ..core.evaluation import record_results
+from ..core.model_spec import ModelSpec
+from ..errors import AuditFailed, SegbenchError
+from ..io.archives import ARCHIVE_SUFFIXES, is_archive
+from ..io.fileio import atomic_write_texts
+from ..protocols.definitions import load_benchmark
+from ..stages.submission import dumps
+from ..stages.text_table import flatten, render_text
+from ..steps.audit import run_audit
+from ..steps.dataset_identity import dataset_manifest
+from ..steps.frames import frames_of_split
+from ..steps.inference import infer
+from ..steps.metrics import metrics_document
+from ..steps.model_identity import model_identity
+from ..steps.scoring import check_predictions, score_floor, score_model
+from ..steps.submission import inference_record, submission_record
+from ..workflow.config import load_config
+
+
+@contextmanager
+def timed(step: str) -> Iterator[None]:
+    start = time.perf_counter()
+    yield
+    print(f"[{time.perf_counter() - start:6.1f} s] {step}", file=sys.stderr)
+
+
+HF_WEIGHTS = ("*.safetensors", "pytorch_model*.bin", "*.pth")
+
+
+def checkpoint_kind(path: Path) -> str:
+    """The adapter for a --checkpoint path: a folder with config.json is a Hugging Face model,
+    another folder or an archive (.zip, .tar, .tar.gz) holds prediction masks, a .ts/.torchscript
+    file is TorchScript, a .onnx file ONNX, else a .pt. A folder of model weights without
+    config.json is refused rather than taken for a folder of masks."""
+    if is_archive(path):
+        return "predictions"
+    if path.is_dir():
+        if (path / "config.json").is_file():
+            return "hf"
+        weights = sorted(p.name for pattern in HF_WEIGHTS for p in path.glob(pattern))
+        if weights:
+            raise SegbenchError(
+                f"{path}: holds model weights ({', '.join(weights[:3])}) but no config.json: a Hugging Face model "
+                "folder needs its config.json (or pass --checkpoint-kind)"
+            )
+        return "predictions"
+    if path.suffix in (".ts", ".torchscript"):
+        return "torchscript"
+    if path.suffix == ".onnx":
+        return "onnx"
+    return "checkpoint"
+
+
+def model_name(path: Path) -> str:
+    """The checkpoint's name in the table and records: its file name without the suffix(es)."""
+    name = path.name
+    suffix = next((s for s in ARCHIVE_SUFFIXES if name.lower().endswith(s)), path.suffix)
+    return name[: len(name) - len(suffix)] if suffix else name
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {value}")
+    return value
+
+
+def inference_block(args: argparse.Namespace) -> dict[str, Any]:
+    """The model's `inference:` config block from the mode options (checked by ModelSpec)."""
+    block: dict[str, Any] = {"mode": args.inference_mode}
+    for key, value in (("crop", args.crop), ("stride", args.window_stride), ("scales", args.scales)):
+        if value is not None:
+            block[key] = value
+    if args.flip:
+        block["flip"] = True
+    return block
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="benchmark.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--data", type=Path, required=True, help="dataset folder")
+    p.add_argument("--checkpoint", type=Path, required=True, help=".pt, TorchScript, Hugging Face folder or masks folder")
+    p.add_argument("--checkpoint-kind", choices=["checkpoint", "torchscript", "onnx", "hf", "hf-segformer", "predictions"])
+    p.add_argument("--label-space", help="the checkpoint's label space (default: as the checkpoint declares)")
+    p.add_argument("--baseline", action="append", default=[], help="baseline name from the config (repeatable)")
+    p.add_argument("--split", default=None, help="split to evaluate (default: the benchmark's, 'test')")
+    p.add_argument("--dataset-manifest", type=Path, help="refuse to evaluate unless the bytes match this manifest")
+    p.add_argument("--emit-submission", type=Path, help="submission record of the checkpoint; baselines' beside it")
+    p.add_argument("--benchmark", default="painting-vision")
+    p.add_argument("--config", type=Path, default=Path("config/config.yaml"), help="where baselines are defined")
+    p.add_argument("--inference-size", type=positive_int, help="long side at inference (default: the benchmark's)")
+    p.add_argument("--inference-mode", choices=["whole", "slide", "multi-scale"], default="whole")
+    p.add_argument("--crop", type=positive_int, nargs=2, metavar=("H", "W"), help="slide: window size")
+    p.add_argument("--window-stride", type=positive_int, nargs=2, metavar=("H", "W"), help="slide: step between windows")
+    p.add_argument("--scales", type=float, nargs="+", help="multi-scale: factors of the inference size")
+    p.add_argument("--flip", action="store_true", help="multi-scale: also the mirror image, left/right classes swapped")
+    p.add_argument("--batch-size", type=positive_int, default=4)
+    p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    p.add_argument("--work-dir", type=Path, default=Path("build/benchmark"), help="predictions, counts and audit reports")
+    return p
+
+
+def evaluate_model(args: argparse.Namespace, benchmark: Any, frames: list, spec: ModelSpec, space: Any,
+                   work: Path) -> dict[str, Any]:
+    folder = work / spec.name
+    if spec.kind != "predictions":
+        predictions = folder / "predictions"
+        with timed(f"inference: {spec.name}"):
+            infer(benchmark, frames, spec, predictions, args.batch_size, args.device, progress=True)
+    else:
+        predictions = spec.path
+    with timed(f"scoring: {spec.name}"):
+        score_model(benchmark, frames, spec.name, spec.kind, space, predictions, folder / "counts.parquet",
+                    frames[0].split)
+        return metrics_document(benchmark, [folder / "counts.parquet"])
+
+
+def run(args: argparse.Namespace) -> None:
+    benchmark = load_benchmark(args.benchmark)
+    split = args.split or benchmark.default_split
+    benchmark.check_split(split)
+    config = load_config(args.config) if args.baseline else None
+    baselines = [ModelSpec.from_config(config, name) for name in args.baseline] if config else []
+    kind = args.checkpoint_kind or checkpoint_kind(args.checkpoint)
+    block = inference_block(args)
+    model = ModelSpec.from_entry(model_name(args.checkpoint), {
+        "kind": kind, "path": str(args.checkpoint), "label_space": args.label_space,
+        "inference_size": args.inference_size,
+        **({} if kind == "predictions" and block == {"mode": "whole"} else {"inference": block}),
+    })
+    work = args.work_dir / benchmark.name / split
+
+    with timed("dataset identity"):
+        manifest = dataset_manifest(benchmark, args.data, args.dataset_manifest)
+    print(f"dataset_id: {manifest['dataset_id']}" + (" (verified against the manifest)" if args.dataset_manifest else ""))
+    frames = frames_of_split(benchmark, args.data, split)
+    for spec in [model, *baselines]:  # refused before anything is written; before hashing, which covers only checked files
+        if spec.kind == "predictions":
+            check_predictions(spec.path, frames, manifest["dataset_id"])
+    identities = {spec.name: model_identity(spec, benchmark) for spec in [model, *baselines]}
+    with timed("audit"):
+        report = run_audit(benchmark, args.data, [split], work / "audit.json", work / "audit.txt")
+    print(f"audit passed with {len(report.warnings)} warning(s): {work / 'audit.txt'}")
+
+    with timed("floor"):
+        score_floor(benchmark, frames, work / "floor" / "counts.parquet", split)
+        floor = metrics_document(benchmark, [work / "floor" / "counts.parquet"])
+    documents = {spec.name: evaluate_model(args, benchmark, frames, spec, identities[spec.name][1], work)
+                 for spec in [model, *baselines]}
+
+    records, targets = {}, {}
+    for spec in [model, *baselines]:
+        out = args.emit_submission if spec is model else None
+        if args.emit_submission is not None and spec is not model:
+            out = args.emit_submission.with_name(f"{args.emit_submission.stem}.{spec.name}{args.emit_submission.suffix}")
+        targets[spec.name] = out if out is not None else work / spec.name / "submission.json"
+        records[spec.name] = submission_record(benchmark, documents[spec.name], floor, manifest["dataset_id"],
+                                               identities[spec.name][0], inference_record(spec, benchmark),
+                                                     targets[spec.name])
+    atomic_write_texts({targets[name]: dumps(record) for name, record in records.items()})  # all or none
+    for name, target in targets.items():
+        print(f"submission record ({name}): {target}")
+
+    # The spec fields, as in the records (the workflow's results carry every metric).
+    def spec_fields(doc: dict[str, Any]) -> dict[str, Any]:
+        return flatten(record_results(benchmark, doc["results"]))
+
+    rows = [dict(model=name, kind=identities[name][0].kind, **spec_fields(doc),
+                 beats_floor=records[name]["floor"]["beaten"]) for name, doc in documents.items()]
+    rows.append(dict(model="floor", kind="floor", **spec_fields(floor), beats_floor=None))
+    columns = ["model", "kind", *spec_fields(floor), "beats_floor"]
+    print(f"\n{benchmark.title} v{benchmark.benchmark_version} — split {split}, {len(frames)} frames, "
+          f"dataset {manifest['dataset_id'][:20]}…\n")
+    print(render_text(columns, rows))
+    losers = [name for name, record in records.items() if record["floor"]["beaten"] is False]
+    if losers:
+        print(f"\nWARNING: {', '.join(losers)} do(es) not beat the floor: learned nothing on this benchmark.")
+
+
+def previous_records(args: argparse.Namespace) -> list[Path]:
+    """Records a failed run leaves from an earlier run (it never removes them): said in the error."""
+    if args.emit_submission is None:
+        return []
+    folder = args.emit_submission.parent
+    stem, suffix = args.emit_submission.stem, args.emit_submission.suffix
+    return sorted(p for p in {*folder.glob(f"{stem}{suffix}"), *folder.glob(f"{stem}.*{suffix}")} if p.is_file())
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    before = previous_records(args)
+    try:
+        run(args)
+        return 0
+    except AuditFailed as exc:
+        message = f"audit failed, nothing evaluated: {exc}"
+        code = 1
+    except SegbenchError as exc:
+        message = f"error: {exc}"
+        code = 1
+    except KeyboardInterrupt:
+        message = "interrupted; no submission record was written"
+        code = 130
+    except OSError as exc:  # the file system refused (read-only, full, permissions) outside a named write
+        message = f"error: {exc.filename}: {exc.strerror}" if exc.filename else f"error: {exc}"
+        code = 1
+    if before:
+        message += f"\n(records of an earlier run left unchanged: {', '.join(map(str, before))})"
+    print(f"benchmark.py: {message}", file=sys.stderr)
+    return code

@@ -1,0 +1,114 @@
+"""Archives from strangers (predictions zips and tars, .pt and TorchScript zips): the limits and
+the checks made before a member is read, and the CRC of every zip member.
+
+The limits are settings (docs/security.md); a file over one is refused naming the member.
+"""
+
+from __future__ import annotations
+
+import zipfile
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import SegbenchError
+
+@dataclass(frozen=True)
+class Limits:
+    """What a predictions folder or archive, or a model archive, may hold (see docs/security.md)."""
+
+    max_entries: int = 200_000  # entries in an archive (files and folders)
+    max_mask_bytes: int = 64 << 20  # one mask file, as stored (uncompressed)
+    max_total_bytes: int = 16 << 30  # all of a predictions archive's entries, uncompressed
+    max_model_bytes: int = 8 << 30  # all of a .pt or TorchScript archive's members, uncompressed
+    max_ratio: int = 200  # uncompressed / compressed size of a zip entry, or of a whole tar.gz
+    max_rescale: int = 4  # a prediction's side at most this many times the ground truth's
+    max_mask_side: int = 16384  # an upload's mask side, where no ground truth is at hand to compare
+
+
+LIMITS = Limits()
+ARCHIVE_SUFFIXES = (".zip", ".tar", ".tar.gz", ".tgz")
+SHOWN = 20  # problems listed in one error
+
+
+def is_archive(path: Path) -> bool:
+    return Path(path).name.lower().endswith(ARCHIVE_SUFFIXES)
+
+
+def refuse(source: Path, what: str, problems: Sequence[str]) -> None:
+    if problems:
+        more = f"\n  ... and {len(problems) - SHOWN} more" if len(problems) > SHOWN else ""
+        raise SegbenchError(f"{source}: {what}:\n  " + "\n  ".join(problems[:SHOWN]) + more)
+
+
+def bad_name(name: str) -> str | None:
+    """Why an entry name is refused (absolute, `..`, backslash, empty part), or None."""
+    if name.startswith("/") or (len(name) > 1 and name[1] == ":"):
+        return "an absolute name"
+    if "\\" in name:
+        return "a name with a backslash"
+    parts = name.rstrip("/").split("/")
+    if ".." in parts:
+        return "a name with '..'"
+    if any(p in ("", ".") for p in parts):
+        return "a name with an empty or '.' part"
+    return None
+
+
+def ratio_problem(size: int, packed: int) -> str | None:
+    """Why a member that `packed` compressed bytes expand to `size` is refused (a bomb), or None."""
+    if packed and size > LIMITS.max_ratio * packed:
+        return f"compresses {size} bytes into {packed}, a ratio above the limit of {LIMITS.max_ratio}"
+    return None
+
+
+def member_checks(
+    source: Path, entries: list[tuple[str, str | None, int]], archive_bytes: int, max_entry: int, max_total: int
+) -> None:
+    """Refuse an archive whose entries (name, problem, uncompressed size) break the limits."""
+    problems = [f"{source}: {name}: refused: {problem}" for name, problem, _ in entries if problem]
+    problems += [
+        f"{source}: {name}: {size} bytes uncompressed, more than the limit of {max_entry}"
+        for name, _, size in entries
+        if size > max_entry
+    ]
+    total = sum(size for _, _, size in entries)
+    if total > max_total:
+        problems.append(f"{source}: {total} bytes uncompressed in all, more than the limit of {max_total}")
+    if total > LIMITS.max_ratio * max(archive_bytes, 1):
+        problems.append(
+            f"{source}: {total} bytes uncompressed from {archive_bytes} bytes, a ratio above the limit of "
+            f"{LIMITS.max_ratio} (an archive bomb?)"
+        )
+    refuse(source, "archive refused", problems)
+
+
+def check_zip(source: Path, archive: zipfile.ZipFile) -> None:
+    """Refuse a model zip whose members break the limits (names, ratio, sizes), then check every
+    member's CRC-32 by reading it through (a bounded block at a time)."""
+    entries = []
+    for info in archive.infolist():
+        problem = bad_name(info.filename) or ratio_problem(info.file_size, info.compress_size)
+        entries.append((info.filename, problem, info.file_size))
+    limit = LIMITS.max_model_bytes
+    member_checks(source, entries, Path(source).stat().st_size, max_entry=limit, max_total=limit)
+    for info in archive.infolist():
+        try:
+            with archive.open(info) as stream:
+                while stream.read(1 << 20):
+                    pass
+        except (zipfile.BadZipFile, zlib.error, OSError, EOFError, ValueError, NotImplementedError) as exc:
+            raise SegbenchError(f"{source}: member {info.filename} is damaged ({exc})") from None
+
+
+def verify_model_zip(path: Path) -> None:
+    """A .pt (torch.save) or TorchScript file that is a zip: its limits and every member's CRC,
+    before torch reads it (torch does not check the CRCs). Other files are left to torch."""
+    if not zipfile.is_zipfile(path):
+        return
+    try:
+        with zipfile.ZipFile(path) as archive:
+            check_zip(Path(path), archive)
+    except zipfile.BadZipFile as exc:
+        raise SegbenchError(f"{path}: damaged zip archive ({exc})") from None

@@ -1,0 +1,42 @@
+"""JSON Schema validation of data files, with errors that name the file and the field."""
+
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+from referencing import Registry, Resource
+
+from ..errors import SegbenchError
+from .paths import schema_dir, schema_path
+
+SUFFIX = ".schema.json"
+
+
+@cache
+def load_schema(name: str) -> dict[str, Any]:
+    return json.loads(schema_path(name).read_text())
+
+
+@cache
+def registry() -> Registry:
+    """Every schema of workflow/schemas by file name, so one may `$ref` another ("x.schema.json#/...")."""
+    return Registry().with_resources(
+        (path.name, Resource.from_contents(load_schema(path.name.removesuffix(SUFFIX))))
+        for path in sorted(schema_dir().glob(f"*{SUFFIX}"))
+    )
+
+
+def field_path(error: jsonschema.ValidationError) -> str:
+    return "/".join(str(p) for p in error.absolute_path) or "(top level)"
+
+
+def validate(document: Any, schema_name: str, source: str | Path) -> None:
+    """Raise SegbenchError naming `source`, the field and what was expected, on the first error."""
+    schema = load_schema(schema_name)
+    validator = jsonschema.Draft202012Validator(schema, registry=registry())
+    errors = sorted(validator.iter_errors(document), key=lambda e: list(e.absolute_path))
+    if errors:
+        lines = [f"{source}: field '{field_path(e)}': {e.message}" for e in errors[:10]]
+        raise SegbenchError("invalid " + schema_name + ":\n  " + "\n  ".join(lines))

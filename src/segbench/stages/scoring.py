@@ -1,0 +1,130 @@
+"""Scoring: read ground-truth and predicted masks, and count (gt, pred) pairs per frame.
+
+I/O only: the counting itself is cellcount.joint_cells (equal to confusion.joint_histogram's
+non-zero cells); no metric is computed here. Frames are decoded and counted in threads (the PNG
+decoder and the counting kernel release the GIL); each frame keeps only its non-zero cells, so
+memory does not grow with a frame's size or with a 256 x 256 table per frame.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+from ..core.boundary import BandPlan
+from ..core.cellcount import joint_cells
+from ..core.confusion import BandCounts, FrameCounts, constant_prediction, histogram_cells, invalid_values, value_histogram
+from ..core.labels import LabelSpace
+from ..datasets.base import Frame
+from ..errors import SegbenchError
+from ..io.maskio import read_mask
+from ..io.parallel import workers
+from ..records.intake import Predictions, open_predictions, read_prediction
+
+
+def resize_nearest(mask: np.ndarray, size: tuple[int, int]) -> np.ndarray:
+    """`mask` at (width, height) `size` by Pillow's NEAREST (pixel centres); untouched at that size."""
+    if (mask.shape[1], mask.shape[0]) == size:
+        return mask
+    return np.asarray(Image.fromarray(mask).resize(size, Image.Resampling.NEAREST))
+
+
+def fit_prediction(pred: np.ndarray, gt_shape: tuple[int, int]) -> np.ndarray:
+    """Resize a mask made at another size to the ground truth's, by Pillow's NEAREST (pixel centres).
+    Which sizes are accepted is the intake's header check (intake.check_prediction_header)."""
+    return resize_nearest(pred, (gt_shape[1], gt_shape[0]))
+
+
+def evaluated_masks(
+    gt: np.ndarray, pred: np.ndarray, evaluation_size: tuple[int, int] | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The two masks at the size they are compared at.
+
+    With the benchmark's evaluation size (e.g. IDD's 1280x720) each mask is resized to it when its
+    size differs, whatever its aspect (as the reference does); without, the prediction is resized
+    to the ground truth's size.
+    """
+    if evaluation_size is None:
+        return gt, fit_prediction(pred, gt.shape)
+    return resize_nearest(gt, evaluation_size), resize_nearest(pred, evaluation_size)
+
+
+def frame_cells(
+    frame: Frame,
+    predictions: Predictions,
+    gt_space: LabelSpace,
+    pred_space: LabelSpace,
+    luts: tuple[np.ndarray, np.ndarray],
+    evaluation_size: tuple[int, int] | None = None,
+    bands: BandPlan | None = None,
+) -> tuple[tuple[np.ndarray, np.ndarray], list[tuple[np.ndarray, np.ndarray]]]:
+    """A frame's non-zero joint-histogram cells (joint_cells), its raw values checked against the
+    spaces' raw lookup tables `luts` (ground truth, prediction), and, in the same pass over the
+    decoded masks, its boundary-band cells in each space of `bands`."""
+    path = predictions.where(frame)
+    gt = read_mask(frame.label)
+    gt, pred = evaluated_masks(gt, read_prediction(predictions, frame, gt.shape, evaluation_size), evaluation_size)
+    cells = joint_cells(gt, pred)
+    bad_gt, bad_pred = invalid_values(cells[0], *luts)
+    if bad_gt:
+        raise SegbenchError(f"{frame.label}: frame {frame.frame_id}: label values {bad_gt} are outside '{gt_space.name}'")
+    if bad_pred:
+        raise SegbenchError(
+            f"{path}: frame {frame.frame_id}: predicted values {bad_pred} are outside the model's label space "
+            f"'{pred_space.name}' (0..{pred_space.size - 1})"
+        )
+    return cells, (bands.frame_cells(gt, pred) if bands is not None else [])
+
+
+def score_predictions(
+    frames: Sequence[Frame],
+    predictions: Path,
+    gt_space: LabelSpace,
+    pred_space: LabelSpace,
+    evaluation_size: tuple[int, int] | None = None,
+    bands: BandPlan | None = None,
+) -> FrameCounts:
+    """Per-frame counts of predicted masks against the ground truth, frames decoded in parallel.
+
+    `evaluation_size` is the benchmark's (Benchmark.evaluation_size): (width, height) or None.
+    `predictions` is a folder or an archive (intake.open_predictions checks these frames' entries).
+    `bands`: the boundary bands to count beside the cells (None: none).
+    """
+    with open_predictions(predictions, frames, exact=False) as masks, ThreadPoolExecutor(workers()) as pool:
+        luts = gt_space.raw_lut(), pred_space.raw_lut()
+        per_frame = list(pool.map(lambda f: frame_cells(f, masks, gt_space, pred_space, luts, evaluation_size, bands),
+                                  frames))
+    return counts_of(frames, per_frame, bands)
+
+
+def counts_of(frames: Sequence[Frame], per_frame: Sequence[tuple], bands: BandPlan | None) -> FrameCounts:
+    band_counts = BandCounts.from_cells(bands.spaces, [b for _, b in per_frame]) if bands is not None else None
+    return FrameCounts.from_cells([f.frame_id for f in frames], [c for c, _ in per_frame], band_counts)
+
+
+def score_constant(
+    frames: Sequence[Frame], value: int, gt_space: LabelSpace, evaluation_size: tuple[int, int] | None = None,
+    bands: BandPlan | None = None,
+) -> FrameCounts:
+    """Per-frame counts of a predictor that outputs `value` everywhere (the floor), from GT alone."""
+
+    lut = gt_space.raw_lut()
+
+    def cells(frame: Frame) -> tuple[tuple[np.ndarray, np.ndarray], list[tuple[np.ndarray, np.ndarray]]]:
+        gt = read_mask(frame.label)
+        if evaluation_size is not None:
+            gt = resize_nearest(gt, evaluation_size)
+        frame_cells = histogram_cells(constant_prediction(value_histogram(gt), value))
+        bad, _ = invalid_values(frame_cells[0], lut, lut)
+        if bad:
+            raise SegbenchError(f"{frame.label}: frame {frame.frame_id}: label values {bad} are outside '{gt_space.name}'")
+        # The constant map's band is the border strip: only the bands need the map itself.
+        return frame_cells, (bands.frame_cells(gt, np.full_like(gt, value)) if bands is not None else [])
+
+    with ThreadPoolExecutor(workers()) as pool:
+        per_frame = list(pool.map(cells, frames))
+    return counts_of(frames, per_frame, bands)

@@ -1,0 +1,136 @@
+"""The participant's side: an upload in a benchmark's official format, and its check against the
+dataset manifest without the labels.
+
+An upload is a zip holding one mask per frame of the split, named as the benchmark's dataset
+format names predictions (IDD: `<drive>/<image id>_gtFine_labellevel3Ids.png`, resized to the
+challenge's 1280x720; Painting Vision and EasyPortrait: `<frame_id>.png` at the image's size)
+and, except for IDD whose server takes masks only, `dataset_id.txt` holding the dataset_id of
+the manifest it was made for. `check_upload` applies the intake's checks (entries, limits, PNG
+headers) and then the ones a manifest allows without labels: every frame present once, the
+size (the evaluation size, or the image's when the data is at hand), the values in the label
+space.
+"""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from PIL import Image
+
+from ..core.benchmark import Benchmark
+from ..core.labels import INVALID, LabelSpace
+from ..datasets import dataset_format
+from ..datasets.base import Frame
+from ..errors import SegbenchError
+from ..io.archives import LIMITS, refuse
+from ..io.fileio import atomic_path
+from ..io.maskio import decode_mask, image_size, png_header
+from ..records import provenance
+from ..records.intake import UPLOAD_META, ArchivePredictions, check_prediction_header, open_predictions, read_prediction
+
+
+def manifest_frames(benchmark: Benchmark, manifest: Path, split: str) -> tuple[list[Frame], str]:
+    """The split's frames as the manifest lists them (prediction names from the format's rule),
+    and the manifest's dataset_id: everything an upload is checked against, without the data."""
+    benchmark.check_split(split)
+    document = provenance.read_manifest(manifest, id_prefix=benchmark.id_prefix, group_key=benchmark.group_key)
+    name = dataset_format(benchmark.dataset_format).prediction_name
+    frames = [
+        Frame(e["frame_id"], e[benchmark.group_key], e["split"], Path(e["image"]["path"]), Path(e["label"]["path"]),
+              name(e["frame_id"]))
+        for e in document["frames"]
+        if e["split"] == split
+    ]
+    if not frames:
+        raise SegbenchError(f"{manifest}: no frames of split '{split}'")
+    return sorted(frames, key=lambda f: f.frame_id), document["dataset_id"]
+
+
+def png(mask: np.ndarray) -> bytes:
+    buffer = io.BytesIO()
+    Image.fromarray(mask).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def export_upload(benchmark: Benchmark, frames: Sequence[Frame], dataset_id: str, predictions: Path, out: Path) -> int:
+    """Write the upload of `predictions` (a folder or archive of masks, checked by the intake) to
+    the zip `out`, atomically; returns the number of masks."""
+    size = benchmark.evaluation_size
+    with open_predictions(predictions, frames, exact=True) as masks, atomic_path(out) as partial:
+        with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as upload:
+            for frame in frames:
+                data = masks.read(frame)
+                header = png_header(data, masks.where(frame))
+                if size is not None and header.size != size:  # the challenge's server takes 1280x720 only
+                    mask = np.asarray(Image.fromarray(decode_mask(data, masks.where(frame), "prediction"))
+                                      .resize(size, Image.Resampling.NEAREST))
+                    data = png(mask)
+                else:
+                    check_prediction_header(data, masks.where(frame), header.size, None)
+                upload.writestr(frame.prediction, data)
+            if size is None:
+                upload.writestr(UPLOAD_META, dataset_id + "\n")
+    return len(frames)
+
+
+def check_upload(
+    benchmark: Benchmark,
+    frames: Sequence[Frame],
+    dataset_id: str,
+    upload: Path,
+    space: LabelSpace,
+    data: Path | None = None,
+) -> dict[str, Any]:
+    """Refuse an upload that the harness would refuse, or that does not fit the manifest; every
+    problem is named in one error. Returns a summary (frames, values seen)."""
+    if not zipfile.is_zipfile(upload):
+        raise SegbenchError(f"{upload}: an upload must be a zip archive")
+    problems: list[str] = []
+    seen: set[int] = set()
+    lut = space.raw_lut()
+    with ArchivePredictions(upload, frames, exact=True) as masks:
+        stated = masks.metadata()
+        if stated is None and benchmark.evaluation_size is None:
+            problems.append(f"{upload}: no {UPLOAD_META} (the dataset_id the upload was made for)")
+        elif stated is not None and stated != dataset_id:
+            problems.append(f"{upload}: {UPLOAD_META} says {stated}, the manifest is {dataset_id}")
+        for frame in frames:
+            try:
+                mask = upload_mask(benchmark, masks, frame, data)
+            except SegbenchError as exc:
+                problems.append(str(exc))
+                continue
+            values = {int(v) for v in np.unique(mask)}
+            bad = sorted(v for v in values if lut[v] == INVALID)
+            if bad:
+                problems.append(f"{masks.where(frame)}: frame {frame.frame_id}: values {bad} are outside "
+                                f"'{space.name}'")
+            seen |= values
+    refuse(upload, "upload refused", problems)
+    return {"frames": len(frames), "dataset_id": dataset_id, "values": sorted(seen)}
+
+
+def upload_mask(benchmark: Benchmark, masks: ArchivePredictions, frame: Frame, data: Path | None) -> np.ndarray:
+    """A frame's mask, its size checked against what is known without labels: the evaluation
+    size, else the image's (with the data), else only the bound on a side."""
+    where = masks.where(frame)
+    if benchmark.evaluation_size is not None:
+        reference = benchmark.evaluation_size
+        header = png_header(masks.read(frame), where)
+        if header.size != reference:
+            raise SegbenchError(f"{where}: prediction is {header.width}x{header.height}; the benchmark's uploads are "
+                                f"{reference[0]}x{reference[1]}")
+    elif data is not None:
+        reference = image_size(Path(data) / frame.image)
+    else:
+        header = png_header(masks.read(frame), where)
+        if max(header.size) > LIMITS.max_mask_side:
+            raise SegbenchError(f"{where}: prediction is {header.width}x{header.height}, more than "
+                                f"{LIMITS.max_mask_side} on a side")
+        reference = header.size
+    return read_prediction(masks, frame, (reference[1], reference[0]), None)

@@ -1,0 +1,236 @@
+"""What the workflow will compute, known before any data is read: benchmarks, splits, shards,
+models, and the files each job depends on. The Snakefile builds its DAG from this plan.
+
+The frame list comes from the committed manifest when the config names one (so a fresh clone
+knows its DAG before `dvc pull`), else from the dataset's frames.csv. A frame's shard is a stable
+hash of its id (spec.shard_of), so adding or removing a frame changes one shard only.
+
+The content keys say which bytes a shard job's result depends on, read from the frame index and
+the identity records the graph produced (frameindex, identity): a job whose key is unchanged is
+not re-run, whatever the files' times say.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from ..core.benchmark import Benchmark
+from ..core.model_spec import ModelSpec, shard_of, shard_total
+from ..datasets import dataset_format, read_dataset
+from ..errors import SegbenchError
+from ..protocols.definitions import load_benchmark
+from ..records import provenance
+
+
+@dataclass(frozen=True)
+class PlannedFrame:
+    frame_id: str
+    split: str
+    image: str  # path relative to the working directory
+    label: str
+
+
+def dvc_file(path: str) -> str:
+    return f"{path}.dvc"
+
+
+def check_pinned(path: str, what: str) -> None:
+    """A pinned input must exist on disk or be restorable by `dvc pull` from its .dvc file."""
+    if not Path(path).exists() and not Path(dvc_file(path)).is_file():
+        raise SegbenchError(
+            f"{what}: '{path}' does not exist and is not pinned (no {dvc_file(path)}). Either put it there, "
+            f"or track it with `dvc add {path}` and `dvc push`, or restore the .dvc file from git "
+            f"(`git checkout -- {dvc_file(path)}`), or change the config to point at it."
+        )
+
+
+@dataclass(frozen=True)
+class BenchmarkPlan:
+    name: str
+    data: str
+    manifest: str | None
+    splits: tuple[str, ...]
+    models: tuple[str, ...]
+    shard_size: int
+    max_shards: int | None = None
+
+    @cached_property
+    def benchmark(self) -> Benchmark:
+        return load_benchmark(self.name)
+
+    @cached_property
+    def frames(self) -> list[PlannedFrame]:
+        if self.manifest is not None:
+            manifest = provenance.read_manifest(
+                Path(self.manifest), id_prefix=self.benchmark.id_prefix, group_key=self.benchmark.group_key
+            )
+            return [
+                PlannedFrame(f["frame_id"], f["split"], f"{self.data}/{f['image']['path']}", f"{self.data}/{f['label']['path']}")
+                for f in manifest["frames"]
+            ]
+        if not Path(self.data).is_dir():
+            raise SegbenchError(
+                f"benchmarks/{self.name}: no manifest in the config and no dataset at '{self.data}': the workflow "
+                f"cannot know the frames; set benchmarks/{self.name}/manifest or restore the data (`dvc pull`)"
+            )
+        return [PlannedFrame(f.frame_id, f.split, str(f.image), str(f.label)) for f in read_dataset(self.benchmark, Path(self.data))]
+
+    @cached_property
+    def _by_split(self) -> dict[str, list[PlannedFrame]]:
+        by_split: dict[str, list[PlannedFrame]] = {}
+        for frame in self.frames:
+            by_split.setdefault(frame.split, []).append(frame)
+        return by_split
+
+    def split_frames(self, split: str) -> list[PlannedFrame]:
+        """The split's frames in manifest (frame_id) order; the same list on every call, not to be changed."""
+        return self._by_split.get(split, [])
+
+    def shard_total(self, split: str) -> int:
+        """The split's shard count: about shard_size frames each, within max_shards (spec.shard_total)."""
+        return shard_total(len(self.split_frames(split)), self.shard_size, self.max_shards)
+
+    def shards(self, split: str) -> list[int]:
+        return list(range(self.shard_total(split)))
+
+    @cached_property
+    def _by_shard(self) -> dict[tuple[str, int], list[PlannedFrame]]:
+        by_shard: dict[tuple[str, int], list[PlannedFrame]] = {}
+        for split in self.splits:
+            total = self.shard_total(split)
+            for frame in self.split_frames(split):
+                by_shard.setdefault((split, shard_of(frame.frame_id, total)), []).append(frame)
+        return by_shard
+
+    def shard_frames(self, split: str, shard: int) -> list[PlannedFrame]:
+        """The frames of one shard, in frame_id order (possibly none, for a small split)."""
+        return self._by_shard.get((split, shard), [])
+
+    def index_files(self) -> list[str]:
+        """The files that list the frames or that the labels are made from (frames.csv, IDD polygons)."""
+        return [
+            str(p)
+            for p in dataset_format(self.benchmark.dataset_format).index_files(
+                Path(self.data), [Path(f.label) for f in self.frames]
+            )
+        ]
+
+    @cached_property
+    def _dataset_files(self) -> tuple[str, ...]:
+        files = self.index_files()
+        for frame in self.frames:
+            files += [frame.image, frame.label]
+        return tuple(files)
+
+    def dataset_files(self) -> list[str]:
+        """Every file of the dataset: the index files, then each frame's image and label."""
+        return list(self._dataset_files)
+
+    def dataset_fingerprint(self) -> str:
+        """A digest of the path, size and modification time of every file of the dataset, read
+        without opening any: it changes when a file is written, replaced or removed (or the
+        frame list changes). The workflow re-identifies the dataset when it changes, instead of
+        listing every file as an input (see workflow/rules/common.smk)."""
+        digest = hashlib.sha256()
+        for path in self._dataset_files:
+            try:
+                st = os.stat(path)
+            except OSError:
+                digest.update(f"{path}\0missing\n".encode())
+            else:
+                digest.update(f"{path}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+        return digest.hexdigest()
+
+
+def content_key(document: object) -> str:
+    """A short stable digest of a JSON-able document: what a job's parameter holds."""
+    return hashlib.sha256(json.dumps(document, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:32]
+
+
+class FrameIndex:
+    """The frames of a frame index (frameindex) by split and shard, read once per change of the file."""
+
+    _cache: dict[str, tuple[tuple[int, int], FrameIndex]] = {}
+
+    def __init__(self, entries: list[dict]):
+        self.entries = sorted(entries, key=lambda e: e["frame_id"])
+        self._shards: dict[tuple[str, int], dict[int, list[dict]]] = {}
+
+    @classmethod
+    def read(cls, path: str) -> FrameIndex:
+        st = os.stat(path)
+        stamp = (st.st_mtime_ns, st.st_size)
+        cached = cls._cache.get(path)
+        if cached is None or cached[0] != stamp:
+            with open(path, encoding="utf-8") as handle:
+                cached = (stamp, cls(json.load(handle)["frames"]))
+            cls._cache[path] = cached
+        return cached[1]
+
+    def shard(self, split: str, shard: int, shards: int) -> list[dict]:
+        """The entries of one shard of the split, in frame_id order."""
+        if (split, shards) not in self._shards:
+            grouped: dict[int, list[dict]] = {}
+            for entry in self.entries:
+                if entry["split"] == split:
+                    grouped.setdefault(shard_of(entry["frame_id"], shards), []).append(entry)
+            self._shards[(split, shards)] = grouped
+        return self._shards[(split, shards)].get(shard, [])
+
+
+def shard_content(index: str, split: str, shard: int, shards: int, fields: tuple[str, ...]) -> list:
+    """[frame_id, *fields] of each frame of the shard in the frame index, in frame_id order."""
+    return [[e["frame_id"], *(e[f] for f in fields)] for e in FrameIndex.read(index).shard(split, shard, shards)]
+
+
+def model_content(entry: dict, record: dict) -> dict:
+    """What a model's predictions depend on: its bytes and label space (its identity record) and
+    every setting of its config entry but where it lies and its role."""
+    settings = {k: v for k, v in entry.items() if k not in ("path", "role")}
+    return {"settings": settings, "sha256": record["checkpoint_sha256"], "label_space": record["label_space"],
+            "classes": record["classes"]}
+
+
+@dataclass(frozen=True)
+class Plan:
+    config: dict[str, Any]
+
+    @cached_property
+    def benchmarks(self) -> dict[str, BenchmarkPlan]:
+        return {
+            name: BenchmarkPlan(
+                name,
+                entry["data"],
+                entry.get("manifest"),
+                tuple(entry["splits"]),
+                tuple(entry["models"]),
+                self.config["shard_size"],
+                self.config.get("max_shards"),
+            )
+            for name, entry in self.config["benchmarks"].items()
+        }
+
+    def model(self, name: str) -> ModelSpec:
+        return ModelSpec.from_config(self.config, name)
+
+    def check_pinned_inputs(self) -> None:
+        for name, bench in self.benchmarks.items():
+            check_pinned(bench.data, f"benchmarks/{name}/data")
+            for model in bench.models:
+                check_pinned(str(self.model(model).path), f"models/{model}/path")
+
+    def pinned_paths(self) -> list[str]:
+        """Inputs restorable with `dvc pull`: those with a .dvc file beside them."""
+        paths = {b.data for b in self.benchmarks.values()}
+        paths |= {str(self.model(m).path) for b in self.benchmarks.values() for m in b.models}
+        return sorted(p for p in paths if Path(dvc_file(p)).is_file())
+
+    def evaluations(self) -> list[tuple[str, str, str]]:
+        """Every (benchmark, split, model) the config asks for."""
+        return [(b.name, split, model) for b in self.benchmarks.values() for split in b.splits for model in b.models]

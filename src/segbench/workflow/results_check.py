@@ -1,0 +1,91 @@
+"""The results tree against what dvc.lock recorded: a deleted or altered file is found and its
+job's output removed, so that the workflow re-makes it before DVC records the tree again.
+
+Snakemake does not look inside a `directory()` output (it keeps a `.snakemake_timestamp` there),
+so a prediction PNG deleted from a shard folder would otherwise be re-recorded by `dvc repro` as a
+tree one file short. DVC keeps the recorded tree's listing ({relpath, md5} per file, a `.dir`
+object) in its cache; every listed file is hashed again here (MD5, as DVC 3 hashes a file's
+bytes). A damaged file inside a `directory()` output removes that whole folder (the job made it
+whole); any other damaged file is removed itself. Without a recorded tree (a first run, or a
+cache without it) there is nothing to compare and nothing is removed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+import yaml
+
+from ..errors import SegbenchError
+
+TIMESTAMP = ".snakemake_timestamp"  # Snakemake's marker inside a directory() output
+BLOCK = 1 << 20
+
+
+def recorded_listing(lock: Path, out: str, cache: Path) -> list[dict] | None:
+    """The {relpath, md5} listing dvc.lock recorded for the output `out`, or None when there is none."""
+    if not lock.is_file():
+        return None
+    try:
+        stages = yaml.safe_load(lock.read_text(encoding="utf-8"))["stages"]
+    except (yaml.YAMLError, KeyError, TypeError) as exc:
+        raise SegbenchError(f"{lock}: not a readable dvc.lock ({exc})") from None
+    entries = [o for stage in stages.values() for o in stage.get("outs", []) if o.get("path") == out]
+    if not entries or not str(entries[0].get("md5", "")).endswith(".dir"):
+        return None
+    digest = entries[0]["md5"]
+    listing = cache / "files" / "md5" / digest[:2] / digest[2:]
+    if not listing.is_file():
+        return None
+    try:
+        return json.loads(listing.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise SegbenchError(f"{listing}: DVC's listing of {out} is damaged ({exc})") from None
+
+
+def md5_file(path: Path) -> str:
+    digest = hashlib.md5(usedforsecurity=False)
+    with path.open("rb") as stream:
+        while block := stream.read(BLOCK):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def damaged_files(root: Path, listing: list[dict]) -> list[tuple[Path, str]]:
+    """(file, 'deleted' or 'altered') for each listed file that is not as recorded."""
+    found = []
+    for entry in listing:
+        path = root / entry["relpath"]
+        if not path.is_file():
+            found.append((path, "deleted"))
+        elif md5_file(path) != entry["md5"]:
+            found.append((path, "altered"))
+    return found
+
+
+def job_output(root: Path, path: Path) -> Path:
+    """The output of the job that made `path`: its directory() output folder, or the file."""
+    for parent in path.parents:
+        if parent == root or root not in parent.parents:
+            break
+        if (parent / TIMESTAMP).exists():
+            return parent
+    return path
+
+
+def repair(root: Path, damaged: list[tuple[Path, str]]) -> list[Path]:
+    """Remove the job outputs holding damaged files, so the workflow re-makes them; returns them."""
+    removed: list[Path] = []
+    for path, _ in damaged:
+        output = job_output(root, path)
+        if output in removed:
+            continue
+        if output.is_dir():
+            shutil.rmtree(output)
+        else:
+            output.unlink(missing_ok=True)
+        removed.append(output)
+    return removed
