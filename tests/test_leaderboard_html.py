@@ -10,7 +10,7 @@ import os
 import pytest
 
 from browser import chromium, console_errors, probe
-from segbench.stages import leaderboard
+from segbench.stages import leaderboard, results_csv, results_markdown, results_page
 
 IDENTITY = {"benchmark": "bench-a", "benchmark_version": "1.0", "taxonomy_version": "1.0",
             "dataset_id": "x1:abc", "split": "test"}
@@ -73,7 +73,7 @@ def test_intervals_go_beside_the_fields():
     assert alpha["uncertainty"]["resamples"] == 100
     base = next(r for r in board[0]["rows"] if r["model"] == "base")
     assert base["vs_baseline.difference"] is None  # the baseline is not compared with itself
-    table = list(csv.DictReader(io.StringIO(leaderboard.to_csv(board))))
+    table = list(csv.DictReader(io.StringIO(results_csv.to_csv(board))))
     assert "uncertainty" not in table[0] and "results" not in table[0] and "main.mIoU.ci_low" in table[0]
     json.dumps({"groups": board})  # the JSON results hold the full bootstrap beside each row
 
@@ -84,13 +84,13 @@ def test_results_add_every_metric_and_leave_the_dvc_metrics_alone():
     alpha = next(r for r in board[0]["rows"] if r["model"] == "alpha")
     assert alpha["main.dice.road"] == 0.35 and alpha["second.aAcc"] == 0.9 and alpha["main.dice.sky"] is None
     assert "main.dice.road" not in next(r for r in records_only[0]["rows"] if r["model"] == "alpha")
-    header = leaderboard.to_csv(board).splitlines()[0].split(",")
+    header = results_csv.to_csv(board).splitlines()[0].split(",")
     assert all(c.count(".") >= 1 for c in header if c.startswith(("main", "second")))  # report.metric[.class]
     assert "main.dice.road" in header and "road" not in header
 
 
 def test_compact_table_reads_in_100_columns():
-    markdown = leaderboard.to_markdown(groups())
+    markdown = results_markdown.to_markdown(groups())
     assert "0.700 [0.600, 0.800]" in markdown and "Δ baseline" in markdown and "beats floor" in markdown
     lines = markdown.splitlines()
     assert max(len(line) for line in lines) <= 100
@@ -109,20 +109,20 @@ def test_compact_table_shows_the_inference_mode_when_present():
                record("b", 0.4, 0.5, True)]
     board = leaderboard.attach_intervals(leaderboard.build(records, [floor(0.1)]),
                                          [uncertainty("easyportrait-best", 0.5), uncertainty("b", 0.4)])
-    table = leaderboard.compact_table(board[0])
+    table = results_markdown.compact_table(board[0])
     header, _, first, second, last = table.splitlines()
     assert header.split()[:3] == ["model", "kind", "mode"]
     assert first.split()[:3] == ["easyportrait-best", "hf-segformer", "multi-scale"]
     assert second.split()[:3] == ["b", "checkpoint", "—"] and last.split()[:3] == ["floor", "floor", "—"]
     assert max(len(line) for line in table.splitlines()) <= 100
     assert board[0]["rows"][0]["inference_mode"] == "multi-scale" and "inference.mode" not in board[0]["rows"][0]
-    markdown = leaderboard.to_markdown(board)  # b has no inference block: a group mixing modes is marked
+    markdown = results_markdown.to_markdown(board)  # b has no inference block: a group mixing modes is marked
     assert "**rows use different inference modes (column `inference`): their ranks compare unlike runs**" in markdown
     assert max(len(line) for line in markdown.splitlines()) <= 100
 
 
 def test_long_format_has_one_row_per_value():
-    rows = list(csv.DictReader(io.StringIO(leaderboard.to_long_csv(groups()))))
+    rows = list(csv.DictReader(io.StringIO(results_csv.to_long_csv(groups()))))
     assert list(rows[0]) == ["benchmark", "split", "model", "report", "metric", "class", "value", "low", "high"]
     alpha = [r for r in rows if r["model"] == "alpha"]
     assert alpha == [
@@ -146,7 +146,7 @@ def test_long_format_has_one_row_per_value():
 
 
 def test_report_tables_name_report_metric_and_class():
-    tables = leaderboard.report_tables(groups())
+    tables = results_markdown.report_tables(groups())
     assert sorted(tables) == ["bench-a/test/main.md", "bench-a/test/second.md", "bench-b/test/main.md",
                               "bench-b/test/second.md"]
     main = tables["bench-a/test/main.md"]
@@ -156,7 +156,7 @@ def test_report_tables_name_report_metric_and_class():
 
 
 def test_page_is_self_contained():
-    page = leaderboard.to_html(groups())
+    page = results_page.to_html(groups())
     assert "http://" not in page and "https://" not in page and "src=" not in page and "<link" not in page
     assert page.count('<table class="leaderboard"') == 2
     assert page.count("<details") == 4 and " open" not in page  # one per report and group, collapsed
@@ -167,7 +167,7 @@ def test_page_is_self_contained():
                     reason="needs Debian's chromium (apt-get install chromium)")
 def test_page_in_a_headless_browser(tmp_path):
     page = tmp_path / "leaderboard.html"
-    page.write_text(leaderboard.to_html(groups()))
+    page.write_text(results_page.to_html(groups()))
     found, stderr = probe(page, ["model", "main.mIoU", "vs_floor"], tmp_path)
     assert found["errors"] == [] and console_errors(stderr) == []
     first, second = found["tables"]
@@ -188,7 +188,7 @@ def test_page_in_a_headless_browser(tmp_path):
                     reason="needs Debian's chromium (apt-get install chromium)")
 def test_collapsed_tables_sort_in_a_headless_browser(tmp_path):
     page = tmp_path / "leaderboard.html"
-    page.write_text(leaderboard.to_html(groups()))
+    page.write_text(results_page.to_html(groups()))
     found, stderr = probe(page, ["main.acc", "gamma"], tmp_path, selector="table.detail")
     assert found["errors"] == [] and console_errors(stderr) == []
     tables = {(t["benchmark"], t["report"], t["metric"]): t for t in found["tables"]}
@@ -208,6 +208,6 @@ def test_a_report_that_does_not_apply_keeps_its_per_class_metrics_per_class():
     base = next(r for r in board[0]["rows"] if r["model"] == "base")
     base["results"] = {"main": {"mIoU": None, "acc": None, "dice": None}, "second": {"aAcc": None}}  # a null report
     assert leaderboard.report_metrics(board[0], "main") == (["mIoU", "acc"], ["dice"])
-    rows = [r for r in leaderboard.long_rows(board) if r["model"] == "base" and r["metric"] == "dice"]
+    rows = [r for r in results_csv.long_rows(board) if r["model"] == "base" and r["metric"] == "dice"]
     assert [(r["class"], r["value"]) for r in rows] == [("road", None), ("sky", None)]
-    assert "main.dice |" not in leaderboard.report_tables(board)["bench-a/test/main.md"]
+    assert "main.dice |" not in results_markdown.report_tables(board)["bench-a/test/main.md"]

@@ -12,7 +12,7 @@ from ..core.evaluation import record_results
 from ..errors import SegbenchError
 from ..io.fileio import atomic_write_texts, read_json, write_json, write_text
 from ..protocols.definitions import load_benchmark
-from ..stages import leaderboard
+from ..stages import leaderboard, results_csv, results_markdown, results_page
 from ..stages.submission import validate_record
 
 
@@ -47,11 +47,11 @@ def results(submissions: Sequence[Path], floors: Sequence[Path], metrics: Sequen
         write_json(metrics_out, leaderboard.headline_metrics(groups))
     groups = leaderboard.attach_results(groups, [read_json(p) for p in metrics] + floor_documents)
     groups = leaderboard.attach_intervals(groups, [read_json(p) for p in uncertainty])
-    markdown = leaderboard.to_markdown(groups, tables_label or str(tables))
-    write_text(stem.with_suffix(".csv"), leaderboard.to_csv(groups))
+    markdown = results_markdown.to_markdown(groups, tables_label or str(tables))
+    write_text(stem.with_suffix(".csv"), results_csv.to_csv(groups))
     write_text(stem.with_suffix(".md"), markdown)
     write_json(stem.with_suffix(".json"), {"groups": groups})
-    write_text(stem.with_suffix(".html"), leaderboard.to_html(groups))
-    texts = {tables / name: text for name, text in leaderboard.report_tables(groups).items()}
-    atomic_write_texts({**texts, tables / "long.csv": leaderboard.to_long_csv(groups)})
+    write_text(stem.with_suffix(".html"), results_page.to_html(groups))
+    texts = {tables / name: text for name, text in results_markdown.report_tables(groups).items()}
+    atomic_write_texts({**texts, tables / "long.csv": results_csv.to_long_csv(groups)})
     return markdown

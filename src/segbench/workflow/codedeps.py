@@ -8,7 +8,8 @@ module it imports, at its top or inside a function (a lazy import is still code 
 run), transitively.
 A module that imports by computed name (`import_module`) depends on every module of its own
 package, the registry it picks from. Also the data files the code reads by a fixed path: the
-JSON schemas (segbench.io.schemas) and the label table (segbench.protocols.idd.table).
+JSON schemas (segbench.io.schemas), the label table (segbench.protocols.idd.table) and the
+results page's style and script (segbench.stages.results_page).
 
 Pure `ast` over the checkout's own src/segbench (the code its jobs run, whichever copy of the
 package is installed): nothing is imported, so this runs at every Snakemake start in milliseconds.
@@ -26,6 +27,7 @@ CLI = f"{PACKAGE}.commands.cli"
 READS = {
     f"{PACKAGE}.io.schemas": ("workflow/schemas", "*.json"),
     f"{PACKAGE}.protocols.idd.table": ("config/label_tables", "*.yaml"),
+    f"{PACKAGE}.stages.results_page": ("src/segbench/stages", "results_page.*"),
 }
 
 

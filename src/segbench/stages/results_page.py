@@ -1,0 +1,149 @@
+"""The results as a static, self-contained HTML page: per comparability group a sortable table of
+the headline, its interval and paired differences, and collapsed sections with every metric.
+
+Its style and script are files of their own beside this module (package data), inlined into the
+page. The script sorts a table when its header is clicked: by each cell's data-sort value
+(numbers when every value is a number), ascending first, then descending; empty values last.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from importlib.resources import files
+from typing import Any
+
+from .leaderboard import bootstrap_note, class_names, group_title, interval, mixed_modes, report_keys, report_metrics
+from .text_table import cell
+
+STYLE = files(__package__).joinpath("results_page.css").read_text(encoding="utf-8")
+SCRIPT = files(__package__).joinpath("results_page.js").read_text(encoding="utf-8")
+
+
+def _escape(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _sort_value(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    return str(value)
+
+
+def _td(text: str, sort: Any, css: str = "") -> str:
+    klass = f' class="{css}"' if css else ""
+    return f'<td{klass} data-sort="{_escape(_sort_value(sort))}">{text}</td>'
+
+
+def _metric_cell(value: Any, low: Any = None, high: Any = None) -> str:
+    if value is None:
+        return _td("—", None)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return _td(_escape(value), value, "text")
+    text = f"{value:.4f}" if isinstance(value, float) else str(value)
+    if low is not None and high is not None:
+        text += f' <span class="ci">[{low:.4f}, {high:.4f}]</span>'
+    return _td(text, value)
+
+
+def _comparison_cell(row: dict[str, Any], role: str) -> str:
+    value = row.get(f"vs_{role}.difference")
+    if value is None:
+        return _td("—", None)
+    low, high = row.get(f"vs_{role}.ci_low"), row.get(f"vs_{role}.ci_high")
+    significant = bool(row.get(f"vs_{role}.excludes_zero"))
+    text = f'{value:+.4f} <span class="ci">[{low:+.4f}, {high:+.4f}]</span>'
+    title = f"paired bootstrap vs {row.get(f'vs_{role}.against')}: the interval " + ("excludes" if significant else "includes") + " 0"
+    return (f'<td class="{"sig" if significant else ""}" data-sort="{value}" title="{_escape(title)}">'
+            f'{text}{" ✱" if significant else ""}</td>')
+
+
+def _table(css: str, attributes: str, headers: Sequence[tuple[str, str, str]],
+           rows: Sequence[tuple[str, str, list[str]]], row_attribute: str = "data-row") -> str:
+    """headers: (data-column, label, css); rows: (the row's key, tr css, cells)."""
+    head = "".join(f'<th class="{c}" data-column="{_escape(k)}" title="{_escape(k)}">{_escape(label)}</th>'
+                   for k, label, c in headers)
+    body = "".join((f'<tr class="{c}"' if c else "<tr") + f' {row_attribute}="{_escape(key)}">' + "".join(cells) + "</tr>"
+                   for key, c, cells in rows)
+    return (f'<div class="scroll"><table class="{css}"{attributes}><thead><tr>{head}</tr></thead>'
+            f"<tbody>{body}</tbody></table></div>")
+
+
+def _main_table(group: dict[str, Any]) -> str:
+    """The compact columns: rank, model, kind, inference (when a record has one), label space, the
+    headline with its interval, its paired differences, the flag."""
+    headline = group["headline"]
+    has_mode = any("inference_mode" in r for r in group["rows"])
+    headers = [("rank", "rank", ""), ("model", "model", "text"), ("kind", "kind", "text")]
+    headers += [("inference", "inference", "text")] if has_mode else []
+    headers += [("label_space", "label space", "text"), (headline, headline, ""),
+                ("vs_baseline", "Δ vs baseline", ""), ("vs_floor", "Δ vs floor", ""), ("beats_floor", "beats floor", "text")]
+    rows = []
+    for row in group["rows"]:
+        cells = [_td(cell(row.get("rank")), row.get("rank")), _td(_escape(row["model"]), row["model"], "text"),
+                 _td(_escape(row["kind"]), row["kind"], "text")]
+        cells += [_td(_escape(cell(row.get("inference"))), row.get("inference"), "text")] if has_mode else []
+        beaten = row.get("beats_floor")
+        cells += [_td(_escape(row.get("label_space")), row.get("label_space"), "text"),
+                  _metric_cell(*interval(row, headline)), _comparison_cell(row, "baseline"),
+                  _comparison_cell(row, "floor"), _td(cell(beaten), beaten, "text flag-no" if beaten is False else "text")]
+        rows.append((row["model"], "floor" if row["kind"] == "floor" else "", cells))
+    attributes = f' data-benchmark="{_escape(group["benchmark"])}" data-split="{_escape(group["split"])}"'
+    return _table("leaderboard", attributes, headers, rows, row_attribute="data-model")
+
+
+def _report_details(group: dict[str, Any], report: str) -> str:
+    """One report, collapsed: its scalar metrics per model, then each per-class metric by class."""
+    scalar, per_class = report_metrics(group, report)
+    rows = group["rows"]
+    attributes = f' data-benchmark="{_escape(group["benchmark"])}" data-report="{_escape(report)}"'
+    parts = [f'<details data-report="{_escape(report)}"><summary>report <code>{_escape(report)}</code>: '
+             f"{len(scalar)} metrics, {len(per_class)} per-class tables</summary>"]
+    if scalar:
+        headers = [("model", "model", "text")] + [(f"{report}.{m}", f"{report}.{m}", "") for m in scalar]
+        body = [(r["model"], "floor" if r["kind"] == "floor" else "",
+                 [_td(_escape(r["model"]), r["model"], "text")] + [_metric_cell(*interval(r, f"{report}.{m}")) for m in scalar])
+                for r in rows]
+        parts.append(_table("detail", attributes + ' data-metric=""', headers, body))
+    for metric in per_class:
+        headers = [("class", "class", "text")] + [(str(r["model"]), str(r["model"]), "") for r in rows]
+        body = [(c, "", [_td(_escape(c), c, "text")] +
+                 [_metric_cell((r["results"].get(report, {}).get(metric) or {}).get(c)) for r in rows])
+                for c in class_names(group, report, metric)]
+        parts.append(f"<h3><code>{_escape(report)}.{_escape(metric)}</code> by class</h3>")
+        parts.append(_table("detail", attributes + f' data-metric="{_escape(metric)}"', headers, body))
+    parts.append("</details>")
+    return "".join(parts)
+
+
+def to_html(groups: Sequence[dict[str, Any]], title: str = "segbench results") -> str:
+    """A self-contained page (CSS and JS inlined, no network): per comparability triple, a sortable
+    table of the headline with its 95% interval, its paired differences against the baseline and
+    the floor, the floor row and the beats-floor flag; below it, per report, a collapsed section
+    with every other metric and the per-class tables, all sortable."""
+    parts = [
+        "<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{_escape(title)}</title>", f"<style>\n{STYLE}</style>", "</head>", "<body>",
+        f"<h1>{_escape(title)}</h1>",
+        '<p class="note">Rows are comparable only within one table: one (benchmark version, taxonomy version, '
+        "dataset_id, split). The floor predicts the benchmark's floor class everywhere; a model that does not beat "
+        "it is flagged <b>NO</b>. Grey brackets: 95% percentile bootstrap interval, resampling the benchmark's "
+        "independent units (never frames). Δ columns: paired bootstrap difference of the ranking metric against "
+        "the baseline and the floor on the same resampled units; ✱ marks an interval that excludes 0. "
+        "Every other metric and the per-class values are in the collapsed sections under each table. "
+        "Click a column header to sort.</p>",
+    ]
+    for index, group in enumerate(groups):
+        parts.append(f'<h2 id="group-{index}">{_escape(group_title(group))}</h2>')
+        parts.append(f'<p class="meta">dataset_id <code>{_escape(group["dataset_id"])}</code> · ranked by '
+                     f'<code>{_escape(group["headline"])}</code> · {_escape(bootstrap_note(group))}</p>')
+        if mixed_modes(group):
+            parts.append('<p class="meta flag-no">rows use different inference modes (column inference): '
+                         "their ranks compare unlike runs</p>")
+        parts.append(_main_table(group))
+        parts += [_report_details(group, report) for report in report_keys(group)]
+    parts += [f"<script>\n{SCRIPT}</script>", "</body>", "</html>"]
+    return "\n".join(parts) + "\n"
