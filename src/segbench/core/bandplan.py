@@ -26,7 +26,7 @@ def band_plan(benchmark: Benchmark, model_space: LabelSpace) -> BandPlan | None:
     gt = benchmark.ground_truth
     return BandPlan(
         tuple(spaces),
-        tuple(benchmark.mapping(gt, benchmark.space(s)).apply_to_raw(gt.raw_lut()) for s in spaces),
-        tuple(benchmark.mapping(model_space, benchmark.space(s)).apply_to_raw(model_space.raw_lut()) for s in spaces),
+        tuple(benchmark.raw_lut(gt, benchmark.space(s)) for s in spaces),
+        tuple(benchmark.raw_lut(model_space, benchmark.space(s)) for s in spaces),
         **benchmark.boundary,
     )

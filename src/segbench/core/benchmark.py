@@ -86,6 +86,11 @@ class Benchmark:
             f"'{target.name}' (mappings: {[f'{a}->{b}' for a, b in self.mapping_rules]})"
         )
 
+    def raw_lut(self, source: LabelSpace, target: LabelSpace) -> np.ndarray:
+        """(256,) raw value of a mask in `source` -> class index in `target` (DROP and INVALID
+        kept): the source's raw lookup through `mapping(source, target)`."""
+        return self.mapping(source, target).apply_to_raw(source.raw_lut())
+
     def reaches(self, source: LabelSpace, target: LabelSpace) -> bool:
         """Whether `mapping(source, target)` exists: same class names, or a declared mapping."""
         return source.names == target.names or (source.name, target.name) in self.mapping_rules

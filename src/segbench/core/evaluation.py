@@ -34,8 +34,8 @@ def check_counts(benchmark: Benchmark, counts: FrameCounts, model_space: LabelSp
 def report_matrix(benchmark: Benchmark, report: ReportSpec, model_space: LabelSpace, counts: FrameCounts, per_frame: bool = False) -> np.ndarray:
     """The confusion matrix (or per-frame stack) of `counts` in the report's label space."""
     size = report.space.size
-    rows = benchmark.mapping(benchmark.ground_truth, report.space).apply_to_raw(benchmark.ground_truth.raw_lut())
-    cols = benchmark.mapping(model_space, report.space).apply_to_raw(model_space.raw_lut())
+    rows = benchmark.raw_lut(benchmark.ground_truth, report.space)
+    cols = benchmark.raw_lut(model_space, report.space)
     if per_frame:
         return counts.reduced_per_frame(rows, cols, size, size)
     return counts.reduced(rows, cols, size, size)
@@ -65,8 +65,8 @@ def report_band_tallies(
     made without any band (e.g. from histograms alone), whose boundary metrics are undefined."""
     if not counts.bands.spaces:
         return None
-    rows = benchmark.mapping(benchmark.ground_truth, report.space).apply_to_raw(benchmark.ground_truth.raw_lut())
-    cols = benchmark.mapping(model_space, report.space).apply_to_raw(model_space.raw_lut())
+    rows = benchmark.raw_lut(benchmark.ground_truth, report.space)
+    cols = benchmark.raw_lut(model_space, report.space)
     try:
         return counts.bands.tallies(report.space.name, rows, cols, report.space.size, len(counts.frame_ids))
     except KeyError:

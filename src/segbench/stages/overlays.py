@@ -119,8 +119,8 @@ def panels(
         image = np.asarray(Image.fromarray(image).resize((gt.shape[1], gt.shape[0]), Image.Resampling.BILINEAR))
     gt_lut = gt_space.raw_lut()
     void = gt_lut[gt] < 0
-    rows = benchmark.mapping(gt_space, report.space).apply_to_raw(gt_lut)
-    cols = benchmark.mapping(subject.space, report.space).apply_to_raw(subject.space.raw_lut())
+    rows = benchmark.raw_lut(gt_space, report.space)
+    cols = benchmark.raw_lut(subject.space, report.space)
     gt_class, pred_class = rows[gt], cols[pred]
     void |= gt_class < 0
     no_void = np.zeros_like(void)

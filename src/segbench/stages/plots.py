@@ -125,9 +125,9 @@ def confusion_in(benchmark: Benchmark, space: LabelSpace, subject: Subject) -> C
     """Ground truth mapped into `space` (rows) by predictions mapped into it (columns), or, when the
     model's space does not map into it, by the model's own classes (those that received pixels,
     when there are many)."""
-    rows = benchmark.mapping(benchmark.ground_truth, space).apply_to_raw(benchmark.ground_truth.raw_lut())
+    rows = benchmark.raw_lut(benchmark.ground_truth, space)
     if benchmark.reaches(subject.space, space):
-        cols = benchmark.mapping(subject.space, space).apply_to_raw(subject.space.raw_lut())
+        cols = benchmark.raw_lut(subject.space, space)
         matrix = subject.counts.reduced(rows, cols, space.size, space.size)
         return Confusion(matrix, space.names, space.names, space.name)
     own = subject.space
