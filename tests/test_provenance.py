@@ -254,21 +254,37 @@ def test_read_manifest_missing_and_not_json(tmp_path):
 @pytest.mark.parametrize(
     "edit, message",
     [
-        (lambda m: m.update(format="other"), "field 'format' is 'other', expected 'segbench-manifest'"),
-        (lambda m: m.update(version=2), "field 'version' is 2, expected 1"),
-        (lambda m: m.update(extra=1), "fields missing [], unexpected ['extra']"),
-        (lambda m: m.pop("frames"), "fields missing ['frames'], unexpected []"),
-        (lambda m: m.update(frames={}), "field 'frames' must be a list"),
-        (lambda m: m["frames"][1].pop("wall_id"), "frames/1: fields missing ['wall_id'], unexpected []"),
-        (lambda m: m["frames"][0].update(split=3), "frames/0: field 'split' must be a non-empty string, got 3"),
+        (lambda m: m.update(format="other"), "field 'format': 'segbench-manifest' was expected"),
+        (lambda m: m.update(version=2), "field 'version': 1 was expected"),
+        (lambda m: m.update(extra=1), "field '(top level)': Additional properties are not allowed ('extra' was unexpected)"),
+        (lambda m: m.pop("frames"), "field '(top level)': 'frames' is a required property"),
+        (lambda m: m.update(frames={}), "field 'frames': {} is not of type 'array'"),
+        (lambda m: m["frames"][1].pop("wall_id"), "field 'frames/1': 'wall_id' is a required property"),
+        (lambda m: m["frames"][0].update(split=3), "field 'frames/0/split': 3 is not of type 'string'"),
+        (lambda m: m["frames"][0].update(wall_id=""), "field 'frames/0/wall_id': '' should be non-empty"),
         (
             lambda m: m["frames"][2]["label"].update(sha256="XYZ"),
-            "frames/2: field 'label/sha256' must be 64 lowercase hex digits or null, got 'XYZ'",
+            "field 'frames/2/label/sha256': 'XYZ' does not match '^[0-9a-f]{64}$'",
         ),
         (
             lambda m: m["frames"][2].update(image="images/c1.png"),
-            "frames/2: field 'image' must be an object with exactly the fields ['path', 'sha256']",
+            "field 'frames/2/image': 'images/c1.png' is not of type 'object'",
         ),
+        (lambda m: m.update(layout={"meta": 1}), "field 'layout/meta': 1 is not of type 'string'"),
+    ],
+)
+def test_read_manifest_against_its_schema(data, tmp_path, edit, message):
+    manifest = manifest_of(data)
+    edit(manifest)
+    path = write_json(tmp_path / "m.json", manifest)
+    with pytest.raises(SegbenchError) as exc:
+        read_manifest(path)
+    assert str(exc.value) == f"invalid manifest:\n  {path}: {message}"
+
+
+@pytest.mark.parametrize(
+    "edit, message",
+    [
         (lambda m: m["frames"].append(dict(m["frames"][0])), "frames/3: duplicate frame_id 'a1'"),
         (
             lambda m: m.update(dataset_id="pv2:abc"),

@@ -22,10 +22,12 @@ verification but is not part of the dataset_id, which the frames alone determine
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -34,12 +36,10 @@ import yaml
 from ..datasets.base import Frame
 from ..errors import SegbenchError
 from ..io.fileio import BLOCK, atomic_write_text, sha256_file
+from ..io.schemas import compiled, load_schema, validate_compiled
 
 MANIFEST_FORMAT = "segbench-manifest"
 MANIFEST_VERSION = 1
-_FILE_KEYS = {"path", "sha256"}
-_TOP_KEYS = {"format", "version", "dataset_id", "frames"}
-_OPTIONAL_TOP_KEYS = {"layout"}
 IMAGES_ABSENT = ("images", "absent")  # the layout entry of a copy without images
 
 
@@ -180,39 +180,24 @@ def write_manifest(path: Path, manifest: Mapping[str, Any]) -> None:
     atomic_write_text(path, json.dumps(manifest, sort_keys=True, indent=2, ensure_ascii=False) + "\n")
 
 
-_HEX_DIGITS = frozenset("0123456789abcdef")
+@cache
+def manifest_schema(group_key: str) -> dict[str, Any]:
+    """The manifest's schema with the benchmark's group field (e.g. wall_id) required in each frame."""
+    schema = copy.deepcopy(load_schema("manifest"))
+    frame = schema["$defs"]["frame"]
+    frame["properties"][group_key] = {"$ref": "#/$defs/name"}
+    frame["required"].append(group_key)
+    return schema
 
 
-def _is_sha256(value: Any) -> bool:
-    return isinstance(value, str) and len(value) == 64 and _HEX_DIGITS.issuperset(value)
-
-
-def _check_frame_entry(entry: Any, where: str, group_key: str) -> None:
-    if not isinstance(entry, dict):
-        raise SegbenchError(f"{where}: expected an object, got {type(entry).__name__}")
-    expected = {"frame_id", group_key, "split", "image", "label"}
-    if set(entry) != expected:
-        missing, extra = sorted(expected - set(entry)), sorted(set(entry) - expected)
-        raise SegbenchError(f"{where}: fields missing {missing}, unexpected {extra}")
-    for key in ("frame_id", group_key, "split"):
-        if not isinstance(entry[key], str) or not entry[key]:
-            raise SegbenchError(f"{where}: field '{key}' must be a non-empty string, got {entry[key]!r}")
-    for key in ("image", "label"):
-        file = entry[key]
-        if not isinstance(file, dict) or set(file) != _FILE_KEYS:
-            raise SegbenchError(
-                f"{where}: field '{key}' must be an object with exactly the fields {sorted(_FILE_KEYS)}"
-            )
-        if not isinstance(file["path"], str) or not file["path"]:
-            raise SegbenchError(f"{where}: field '{key}/path' must be a non-empty string, got {file['path']!r}")
-        if file["sha256"] is not None and not _is_sha256(file["sha256"]):
-            raise SegbenchError(
-                f"{where}: field '{key}/sha256' must be 64 lowercase hex digits or null, got {file['sha256']!r}"
-            )
+@cache
+def manifest_check(group_key: str) -> Callable[[Any], Any]:
+    return compiled(manifest_schema(group_key))
 
 
 def read_manifest(path: Path, id_prefix: str = "pv1", group_key: str = "wall_id") -> dict:
-    """Read and check a manifest: format, version, fields, and a dataset_id that matches its frames."""
+    """Read and check a manifest: its schema (workflow/schemas/manifest.schema.json, with the
+    benchmark's group field), unique frame ids, and a dataset_id that matches its frames."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -226,30 +211,19 @@ def read_manifest(path: Path, id_prefix: str = "pv1", group_key: str = "wall_id"
         manifest = json.loads(text)
     except json.JSONDecodeError as exc:
         raise SegbenchError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
-    if not isinstance(manifest, dict):
-        raise SegbenchError(f"{path}: expected a JSON object, got {type(manifest).__name__}")
-    if manifest.get("format") != MANIFEST_FORMAT:
-        raise SegbenchError(f"{path}: field 'format' is {manifest.get('format')!r}, expected {MANIFEST_FORMAT!r}")
-    if manifest.get("version") != MANIFEST_VERSION:
-        raise SegbenchError(f"{path}: field 'version' is {manifest.get('version')!r}, expected {MANIFEST_VERSION}")
-    if not _TOP_KEYS <= set(manifest) <= _TOP_KEYS | _OPTIONAL_TOP_KEYS:
-        missing, extra = sorted(_TOP_KEYS - set(manifest)), sorted(set(manifest) - _TOP_KEYS - _OPTIONAL_TOP_KEYS)
-        raise SegbenchError(f"{path}: fields missing {missing}, unexpected {extra}")
-    stated = manifest["dataset_id"]
-    if not isinstance(stated, str) or not stated.startswith(f"{id_prefix}:"):
+    # Another benchmark's manifest fails the schema too (its frames have another group field):
+    # the dataset_id's prefix says what it is, so it is checked first.
+    stated = manifest.get("dataset_id") if isinstance(manifest, dict) else None
+    if isinstance(stated, str) and not stated.startswith(f"{id_prefix}:"):
         raise SegbenchError(
             f"{path}: field 'dataset_id' is {stated!r}, expected '{id_prefix}:<sha256>': the manifest of another "
             "benchmark (or of none)"
         )
-    layout = manifest.get("layout", {})
-    if not isinstance(layout, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in layout.items()):
-        raise SegbenchError(f"{path}: field 'layout' must be an object of strings, got {layout!r}")
+    # compiled: the workflow's plan reads the manifest at every start
+    validate_compiled(manifest, "manifest", path, manifest_schema(group_key), manifest_check(group_key))
     frames = manifest["frames"]
-    if not isinstance(frames, list):
-        raise SegbenchError(f"{path}: field 'frames' must be a list")
     seen: set[str] = set()
     for i, entry in enumerate(frames):
-        _check_frame_entry(entry, f"{path}: frames/{i}", group_key)
         if entry["frame_id"] in seen:
             raise SegbenchError(f"{path}: frames/{i}: duplicate frame_id {entry['frame_id']!r}")
         seen.add(entry["frame_id"])
