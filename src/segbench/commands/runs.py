@@ -1,0 +1,236 @@
+"""What each `segbench` subcommand does with its arguments: it calls its step module (given as
+`step`, imported by segbench.commands.cli only when that subcommand runs), and prints a line.
+
+A model is named either as the workflow passes it, `--model-spec JSON` (its config entry as
+Snakemake resolved it, with its name), or as a person does, `--model NAME --config FILE`.
+Everything else of the package is imported inside the function that needs it, so a subcommand
+loads only what it runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from types import ModuleType
+
+from ..errors import SegbenchError
+
+
+def benchmark_of(args: argparse.Namespace):
+    from ..protocols.definitions import load_benchmark
+
+    return load_benchmark(args.benchmark)
+
+
+def model_spec(args: argparse.Namespace, benchmark=None):
+    """The model the arguments name: its identity record (--identity, with --model-path where its
+    bytes are for this job), --model-spec JSON, or --model NAME from --config."""
+    from ..core.model_spec import ModelSpec
+
+    if getattr(args, "identity", None) is not None:
+        from ..records.identity import read_identity
+
+        spec = read_identity(args.identity, benchmark)[2]
+        return spec if args.model_path is None else spec.with_path(args.model_path)
+    if args.model_spec is not None:
+        return ModelSpec.from_json(args.model_spec)
+    if args.model is None:
+        raise SegbenchError("name the model: --model NAME (from --config), --model-spec JSON or --identity RECORD")
+    from ..workflow.config import load_config
+
+    return ModelSpec.from_config(load_config(args.config), args.model)
+
+
+def frames_of(args: argparse.Namespace, benchmark) -> list:
+    """The frames of --split (from --frames INDEX when given), or of one --shard of --shards."""
+    from ..steps.frames import frames_of_split, shard
+
+    return shard(frames_of_split(benchmark, args.data, args.split, args.frames), args.shards, args.shard)
+
+
+def frames_of_whole_split(args: argparse.Namespace, benchmark) -> list:
+    from ..steps.frames import frames_of_split
+
+    return frames_of_split(benchmark, args.data, args.split, args.frames)
+
+
+def run_manifest(step: ModuleType, args: argparse.Namespace) -> None:
+    manifest = step.write_identity(benchmark_of(args), args.data, args.verify, args.out, args.dataset_id_out,
+                                   args.index_out)
+    print(manifest["dataset_id"])
+
+
+def run_audit(step: ModuleType, args: argparse.Namespace) -> None:
+    report = step.run_audit(benchmark_of(args), args.data, args.split, args.json, args.text)
+    print(f"audit passed: {len(report.warnings)} warning(s); report: {args.text}")
+
+
+def run_identify(step: ModuleType, args: argparse.Namespace) -> None:
+    print(step.identify(model_spec(args), benchmark_of(args), args.out).checkpoint_sha256)
+
+
+def run_infer(step: ModuleType, args: argparse.Namespace) -> None:
+    benchmark = benchmark_of(args)
+    step.infer(benchmark, frames_of(args, benchmark), model_spec(args, benchmark), args.out, args.batch_size,
+               args.device, progress=not args.quiet)
+
+
+def run_score(step: ModuleType, args: argparse.Namespace) -> None:
+    benchmark = benchmark_of(args)
+    frames = frames_of(args, benchmark)
+    if args.floor:
+        step.score_floor(benchmark, frames, args.out, args.split)
+        return
+    if args.identity is not None:  # the workflow: the label space its identity step recorded
+        from ..records.identity import read_identity
+
+        identity, space, spec = read_identity(args.identity, benchmark)
+        name, kind = identity.name, identity.kind
+        folder = args.predictions if args.predictions is not None else spec.path
+    elif args.label_space is not None:  # a folder of masks named by no config
+        space, name, kind, folder = benchmark.space(args.label_space), None, "predictions", args.predictions
+    else:
+        spec = model_spec(args)
+        if spec.label_space is None:
+            raise SegbenchError(f"model '{spec.name}': its label space is not in the config; give --label-space, "
+                                "or --identity with the record `segbench identify` writes")
+        space, name, kind = benchmark.space(spec.label_space), spec.name, spec.kind
+        folder = args.predictions if args.predictions is not None else spec.path
+    if folder is None:
+        raise SegbenchError("score needs --predictions DIR (the masks to score)")
+    if kind == "predictions":  # made elsewhere: exactly one mask per frame of the split
+        step.check_predictions(folder, frames_of_whole_split(args, benchmark))
+    step.score_model(benchmark, frames, name or folder.name, kind, space, folder, args.out, args.split)
+
+
+def run_metrics(step: ModuleType, args: argparse.Namespace) -> None:
+    from ..io.fileio import write_json
+
+    benchmark = benchmark_of(args)
+    if (args.counts is None) == (args.predictions is None):
+        raise SegbenchError("metrics of --counts FILE... or of --predictions DIR (with --label-space and --data)")
+    if args.counts is not None:
+        write_json(args.out, step.metrics_document(benchmark, args.counts))
+        return
+    if args.label_space is None or args.data is None:
+        raise SegbenchError("--predictions needs --label-space (the masks' label space) and --data (the dataset)")
+    from ..steps.frames import frames_of_split
+
+    split = args.split or benchmark.default_split
+    frames = frames_of_split(benchmark, args.data, split)
+    write_json(args.out, step.predictions_metrics(benchmark, frames, args.predictions,
+                                                  benchmark.space(args.label_space), split))
+
+
+def run_submit(step: ModuleType, args: argparse.Namespace) -> None:
+    from ..io.fileio import read_json, read_json_fields
+    from ..records.identity import read_identity
+
+    benchmark = benchmark_of(args)
+    identity, _, spec = read_identity(args.identity, benchmark)
+    step.submission(benchmark, read_json(args.metrics), read_json(args.floor_metrics),
+                    read_json_fields(args.dataset_id, ("dataset_id",))["dataset_id"], identity,
+                    step.inference_record(spec, benchmark), args.out)
+
+
+def run_idd_labels(step: ModuleType, args: argparse.Namespace) -> None:
+    record = step.write_masks(args.data)
+    print(f"{len(record['masks'])} level-3 masks drawn with Pillow {record['pillow']}; record: {args.data}/gtFine")
+
+
+def run_pull(step: ModuleType, args: argparse.Namespace) -> None:
+    from ..io.fileio import write_json
+
+    pulled = step.restore(args.paths)
+    write_json(args.out, {"paths": [str(p) for p in args.paths]})
+    for path in args.paths:
+        print(f"{path}: {'restored with dvc pull' if path in pulled else 'present'}")
+
+
+def run_results(step: ModuleType, args: argparse.Namespace) -> None:
+    print(step.results(args.submissions, args.floors, args.metrics, args.uncertainty, args.out,
+                       args.tables or args.out.parent / "tables", args.metrics_out, args.tables_label))
+
+
+def run_uncertainty(step: ModuleType, args: argparse.Namespace) -> None:
+    benchmark = benchmark_of(args)
+    document = step.uncertainty(benchmark, args.counts, args.baseline_counts, args.floor_counts, args.manifest,
+                                args.resamples, args.seed, args.out)
+    print(f"{len(document['intervals'])} intervals over {document['groups']} {benchmark.group_key} groups")
+
+
+def run_plot_iou(step: ModuleType, args: argparse.Namespace) -> None:
+    step.plot_iou(benchmark_of(args), args.report, args.counts, args.baseline_counts, args.floor_counts, args.png,
+                  args.csv)
+
+
+def run_plot_confusion(step: ModuleType, args: argparse.Namespace) -> None:
+    step.plot_confusion(benchmark_of(args), args.space, args.counts, args.png, args.csv)
+
+
+def run_plot_fraction(step: ModuleType, args: argparse.Namespace) -> None:
+    step.plot_fraction(benchmark_of(args), args.metric, args.counts, args.baseline_counts, args.floor_counts, args.png)
+
+
+def run_overlays(step: ModuleType, args: argparse.Namespace) -> None:
+    from ..steps.frames import frames_of_split
+
+    benchmark = benchmark_of(args)
+    frames = frames_of_split(benchmark, args.data, args.split, args.frames_index)
+    step.draw_overlays(benchmark, frames, args.counts, args.predictions, args.frames, args.out_dir)
+
+
+def run_plot_data(step: ModuleType, args: argparse.Namespace) -> None:
+    step.plot_data(args.iou, args.confusion, args.iou_out, args.confusion_out)
+
+
+def run_export_onnx(step: ModuleType, args: argparse.Namespace) -> None:
+    step.export_onnx(args.checkpoint, benchmark_of(args), args.out, args.opset)
+    print(f"{args.out}: ONNX (opset {args.opset}) of {args.checkpoint}, label space, normalisation and stride in its metadata")
+
+
+def run_import_checkpoint(step: ModuleType, args: argparse.Namespace) -> None:
+    import json
+
+    benchmark = benchmark_of(args)
+    try:
+        arguments = json.loads(args.arguments)
+    except json.JSONDecodeError as exc:
+        raise SegbenchError(f"--arguments: not JSON ({exc})") from None
+    if not isinstance(arguments, dict):
+        raise SegbenchError(f"--arguments: must be a JSON object of keyword arguments, got {args.arguments}")
+    step.import_checkpoint(args.weights, args.architecture, arguments, benchmark.space(args.label_space),
+                           {"mean": args.mean, "std": args.std}, args.out, args.stride, args.prefix)
+    print(f"{args.out}: segbench checkpoint of {args.weights} ({args.architecture}, {args.label_space})")
+
+
+def run_export(step: ModuleType, args: argparse.Namespace) -> None:
+    benchmark = benchmark_of(args)
+    frames, dataset_id = step.manifest_frames(benchmark, args.dataset_manifest, args.split or benchmark.default_split)
+    count = step.export_upload(benchmark, frames, dataset_id, args.predictions, args.out)
+    print(f"{args.out}: {count} masks in the {benchmark.title} upload format, for dataset {dataset_id}")
+
+
+def run_check_submission(step: ModuleType, args: argparse.Namespace) -> None:
+    benchmark = benchmark_of(args)
+    frames, dataset_id = step.manifest_frames(benchmark, args.dataset_manifest, args.split or benchmark.default_split)
+    space = benchmark.space(args.label_space) if args.label_space else benchmark.ground_truth
+    summary = step.check_upload(benchmark, frames, dataset_id, args.archive, space, args.data)
+    print(f"{args.archive}: accepted: {summary['frames']} frames of {dataset_id}, values {summary['values']} in "
+          f"'{space.name}'")
+
+
+def run_check_results(step: ModuleType, args: argparse.Namespace) -> None:
+    import os
+
+    listing = step.recorded_listing(args.lock, Path(os.path.relpath(args.out, args.lock.parent)).as_posix(), args.cache)
+    if listing is None:
+        print(f"{args.out}: no tree recorded in {args.lock} and {args.cache}: nothing to compare")
+        return
+    damaged = step.damaged_files(args.out, listing)
+    lines = [f"{path}: {how} since {args.lock} recorded it" for path, how in damaged]
+    if damaged and not args.repair:
+        raise SegbenchError(f"{args.out}: {len(damaged)} file(s) differ from the recorded tree:\n  " + "\n  ".join(lines))
+    for output in step.repair(args.out, damaged) if damaged else []:
+        print(f"removed {output} (to be re-made by the workflow)")
+    print(f"{args.out}: {len(listing) - len(damaged)} of {len(listing)} recorded files as recorded")
