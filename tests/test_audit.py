@@ -9,7 +9,8 @@ from segbench.errors import AuditFailed, SegbenchError
 from segbench.io import maskio
 from segbench.protocols.definitions import load_benchmark
 from segbench.stages import audit as audit_module
-from segbench.stages.audit import AuditReport, Finding, audit_dataset, average_hash
+from segbench.stages.audit import audit_dataset, average_hash
+from segbench.stages.audit_report import AuditReport, Finding
 
 
 @pytest.fixture(scope="module")
