@@ -242,7 +242,7 @@ def record(name: str, miou: float, inference: dict | None) -> dict:
 
 
 def test_leaderboard_shows_the_mode_and_marks_groups_that_mix_modes():
-    from segbench.stages import leaderboard
+    from segbench.stages import leaderboard, results_markdown, results_page
 
     whole = InferenceMode().record(640)
     slide = InferenceMode("slide", crop=(512, 512), stride=(341, 341)).record(640)
@@ -250,9 +250,9 @@ def test_leaderboard_shows_the_mode_and_marks_groups_that_mix_modes():
     mixed = leaderboard.build([record("a", 0.5, whole), record("b", 0.6, slide)], [])
     assert [row["inference"] for row in mixed[0]["rows"]] == ["slide 640 crop 512x512 stride 341x341", "whole 640"]
     assert "shared_metrics.inference" not in mixed[0]["rows"][0]
-    assert "different inference modes" not in leaderboard.to_markdown(same)
-    assert "rows use different inference modes" in leaderboard.to_markdown(mixed)
-    assert "rows use different inference modes" in leaderboard.to_html(mixed)
+    assert "different inference modes" not in results_markdown.to_markdown(same)
+    assert "rows use different inference modes" in results_markdown.to_markdown(mixed)
+    assert "rows use different inference modes" in results_page.to_html(mixed)
     ms = InferenceMode("multi-scale", scales=(0.5, 1.0), flip=True).record(512)
     assert leaderboard.inference_text(ms) == "multi-scale 512 x[0.5, 1.0] +flip"
 
