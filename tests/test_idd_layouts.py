@@ -32,7 +32,7 @@ from segbench.protocols.definitions import load_benchmark
 from segbench.protocols.idd.masks import RECORD, write_masks
 from segbench.records.provenance import build_manifest, read_manifest, verify_manifest, write_manifest
 from segbench.stages.audit import audit_dataset
-from segbench.stages.inference import frame_geometry
+from segbench.stages.inference_geometry import frame_geometry
 from segbench.stages.uploads import export_upload, manifest_frames
 from segbench.steps.dataset_identity import dataset_manifest
 from segbench.steps.inference import infer

@@ -15,17 +15,10 @@ from test_models import make_segformer
 from segbench.datasets.base import Frame
 from segbench.errors import SegbenchError
 from segbench.protocols.definitions import load_benchmark, load_label_space
-from segbench.stages import inference
-from segbench.stages.inference import (
-    Geometry,
-    bilinear,
-    frame_geometry,
-    logits_to_mask,
-    make_batches,
-    padded_size,
-    resized_size,
-    run_inference,
-)
+from segbench.stages import inference_resize
+from segbench.stages.inference import run_inference
+from segbench.stages.inference_geometry import Geometry, frame_geometry, make_batches, padded_size, resized_size
+from segbench.stages.inference_resize import bilinear, logits_to_mask
 from segbench.models import load_model
 from segbench.models.architectures import build
 from segbench.models.base import Normalization, SegmentationModel, space_from_names
@@ -135,7 +128,7 @@ def test_banding_does_not_change_the_mask(monkeypatch):
     logits = torch.randn(5, 20, 30, generator=torch.Generator().manual_seed(2))
     geometry = Geometry((40, 60), (40, 60), (48, 64), (97, 143))
     whole = logits_to_mask(logits, geometry)
-    monkeypatch.setattr(inference, "BAND_ELEMENTS", 5 * 200)  # a band of a few rows
+    monkeypatch.setattr(inference_resize, "BAND_ELEMENTS", 5 * 200)  # a band of a few rows
     assert np.array_equal(logits_to_mask(logits, geometry), whole)
     assert whole.shape == (97, 143) and whole.dtype == np.uint8
 

@@ -12,8 +12,10 @@ import torch.nn.functional as F
 
 from test_inference import FakeModel, png_bytes, random_rgb, write_frame
 
-from segbench.stages import inference, inference_kernels as kernels
-from segbench.stages.inference import Geometry, bilinear, device_mask, interpolation_matrix, mask_from_array, run_inference
+from segbench.stages import inference, inference_kernels as kernels, inference_resize
+from segbench.stages.inference import run_inference
+from segbench.stages.inference_geometry import Geometry, frame_geometry
+from segbench.stages.inference_resize import bilinear, device_mask, interpolation_matrix, mask_from_array
 
 
 def reference_resize(x: np.ndarray, out_size: tuple[int, int]) -> np.ndarray:
@@ -120,7 +122,7 @@ def test_banding_does_not_change_the_device_mask(monkeypatch):
     logits = torch.randn(5, 20, 30, generator=torch.Generator().manual_seed(2))
     geometry = Geometry((40, 60), (40, 60), (48, 64), (97, 143))
     whole = device_mask(logits, geometry)
-    monkeypatch.setattr(inference, "BAND_ELEMENTS", 5 * 200)  # a band of a few rows
+    monkeypatch.setattr(inference_resize, "BAND_ELEMENTS", 5 * 200)  # a band of a few rows
     assert torch.equal(device_mask(logits, geometry), whole)
 
 
@@ -131,7 +133,7 @@ def test_place_is_collate_of_load_input(tmp_path):
         write_frame(tmp_path, "shrink", random_rgb(60, 80, 2)),  # shrunk (antialiased) to 48x64
         write_frame(tmp_path, "pad", random_rgb(45, 64, 3)),  # padded at the bottom
     ]
-    geometries = [inference.frame_geometry(f, 64, 16) for f in frames]
+    geometries = [frame_geometry(f, 64, 16) for f in frames]
     assert {g.padded for g in geometries} == {(48, 64)}
     pad = (10.5, 20.25, 30.125)
     with torch.inference_mode():

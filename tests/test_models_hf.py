@@ -15,7 +15,8 @@ import transformers as T
 from segbench.errors import SegbenchError
 from segbench.models import load_model, output_space
 from segbench.protocols.definitions import load_benchmark, load_label_space
-from segbench.stages.inference import Geometry, mask_from_array
+from segbench.stages.inference_geometry import Geometry
+from segbench.stages.inference_resize import mask_from_array
 
 PRE = {"do_rescale": True, "rescale_factor": 1 / 255, "image_mean": [0.5, 0.4, 0.3], "image_std": [0.2, 0.25, 0.3]}
 SWIN = dict(embed_dim=8, depths=[1, 1, 1, 1], num_heads=[1, 1, 1, 1], window_size=2,

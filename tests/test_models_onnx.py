@@ -18,7 +18,9 @@ from segbench.datasets import read_dataset
 from segbench.errors import SegbenchError
 from segbench.models import load_model, output_space
 from segbench.protocols.definitions import load_benchmark
-from segbench.stages.inference import bilinear, frame_geometry, load_batch, run_inference
+from segbench.stages.inference import load_batch, run_inference
+from segbench.stages.inference_geometry import frame_geometry
+from segbench.stages.inference_resize import bilinear
 
 ROOT = Path(__file__).parents[1]
 IR_VERSION = 8  # onnx writes its newest IR version by default; onnxruntime reads up to an older one

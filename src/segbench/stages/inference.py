@@ -1,37 +1,17 @@
 """Run a model over frames and write one prediction mask per frame, by the protocol's rules.
 
-For each frame:
-
-1. Sizes come from file headers: the frame's image, and the ground truth's (the label file),
-   which is the size every prediction is written at.
-2. The RGB frame (float32, 0..255) is resized so that its LONG side equals the inference size,
-   aspect kept: short side = round(short * size / long), halves rounded up, at least 1.
-   Bilinear, align_corners=False; antialiased when the image shrinks, not when it grows (a frame
-   already at the size is not resampled at all).
-3. When the benchmark pads (`inference/pad_to_stride`, the default), it is padded bottom/right
-   to a multiple of the model's stride with the model's per-channel mean, so that the padding
-   normalises to exactly 0 inside the adapter; otherwise (EasyPortrait) the model sees exactly
-   the resized image, whatever its size.
-4. The logits (any resolution with the input's aspect) are resized bilinearly
-   (align_corners=False, no antialias) to the padded input size, the padding is cropped away,
-   the rest is resized bilinearly to the ground-truth size and the argmax over classes (first
-   maximum on ties) is written as a single-channel uint8 PNG at `<out_dir>/<frame.prediction>`,
-   the dataset format's naming rule (`<frame_id>.png`, or IDD's
-   `<drive>/<img_id>_gtFine_labellevel3Ids.png`), which scoring reads.
+For each frame, its sizes come from file headers and its batch from its padded input shape
+(segbench.stages.inference_geometry). The RGB frame (float32, 0..255) is resized to the input
+size bilinearly, align_corners=False; antialiased when the image shrinks, not when it grows (a
+frame already at the size is not resampled at all); padding, when the benchmark pads, is the
+model's per-channel mean, so that it normalises to exactly 0 inside the adapter. The model's
+logits become the mask at the ground truth's size (segbench.stages.inference_resize), written as
+a single-channel uint8 PNG at `<out_dir>/<frame.prediction>`, the dataset format's naming rule
+(`<frame_id>.png`, or IDD's `<drive>/<img_id>_gtFine_labellevel3Ids.png`), which scoring reads.
 
 This is the `whole` inference mode; `slide` and `multi-scale` (segbench.stages.inference_modes) reuse
-its steps per window or per scale.
-
-Both logit resizes are separable bilinear resizes: `bilinear` computes any window of the output
-as two small matrix products (torch, on the model's device: CUDA); on the CPU the same values
-come from the compiled kernels of `inference_kernels` (two weights per output value, one fused
-multiply-add, as the matrix products accumulate them), fused with the argmax row by row, so a
-150-class model at phone-photo ground-truth size never needs a (C, H, W) tensor at that size.
-
-Batching: frames whose padded input shape is identical are batched together, up to
-batch_size, in frame order within each shape; every frame is thus computed at exactly its own
-padded shape, whatever else is in the shard. (Kernels may still round differently for different
-batch sizes on some backends; the tests check byte-identical masks on CPU.)
+its steps per window or per scale. (Kernels may round differently for different batch sizes on
+some backends; the tests check byte-identical masks on CPU.)
 
 Overlap: the calling thread only runs the model. A loader thread decodes and resizes the next
 PREFETCH batches (its torch operations single-threaded, so the model keeps its intra-op threads
@@ -45,11 +25,9 @@ the run is removed, so an interrupted run never looks complete.
 
 from __future__ import annotations
 
-import math
 from collections import deque
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -60,49 +38,25 @@ from tqdm import tqdm
 from ..datasets.base import Frame
 from ..errors import SegbenchError
 from ..io.fileio import partial_path
-from ..io.maskio import image_size, read_rgb, write_mask
+from ..io.maskio import read_rgb, write_mask
 from ..models.base import SegmentationModel
 from . import inference_kernels as kernels
+from .inference_geometry import Geometry, frame_geometry, make_batches
+from .inference_resize import device_mask, mask_from_array
 
 MAX_CLASSES = 255  # predicted ids are 0..254 in a uint8 mask; 255 is void
 PREFETCH = 2  # batches decoded ahead of the model
 LOAD_THREADS = 1  # threads decoding and resizing them on CPU (PREFETCH when the model runs elsewhere)
 FINISH_AHEAD = 1  # batches whose masks are made and written while the model runs the next
 FINISH_THREADS = 2  # threads making masks and writing PNGs
-BAND_ELEMENTS = 1 << 24  # float32 elements per band when resizing logits to the ground truth
 
 
-@dataclass(frozen=True)
-class Geometry:
-    """Sizes (height, width) along one frame's way through the model."""
-
-    source: tuple[int, int]  # the image as stored
-    input: tuple[int, int]  # resized: long side = inference size
-    padded: tuple[int, int]  # the input padded bottom/right to the stride
-    target: tuple[int, int]  # the ground truth, where the prediction is written
 
 
-def resized_size(height: int, width: int, size: int) -> tuple[int, int]:
-    """(height, width) with the long side equal to `size`, aspect kept, the short side rounded half up."""
-    long, short = max(height, width), min(height, width)
-    scaled = max(1, (2 * short * size + long) // (2 * long))  # round(short * size / long), halves up
-    return (size, scaled) if height >= width else (scaled, size)
 
 
-def padded_size(height: int, width: int, stride: int, square: bool = False) -> tuple[int, int]:
-    """(height, width) rounded up to the stride; `square`: both sides from the long one."""
-    if square:
-        height = width = max(height, width)
-    return (math.ceil(height / stride) * stride, math.ceil(width / stride) * stride)
 
 
-def frame_geometry(frame: Frame, inference_size: int, stride: int, square: bool = False) -> Geometry:
-    """Sizes of one frame; `stride` 1 means no padding; `square` pads both sides to the long one."""
-    width, height = image_size(frame.image)
-    # The ground truth's size; an unlabelled frame (to be exported) keeps its image's.
-    target_width, target_height = image_size(frame.label) if frame.labelled else (width, height)
-    resized = resized_size(height, width, inference_size)
-    return Geometry((height, width), resized, padded_size(*resized, stride, square), (target_height, target_width))
 
 
 def load_input(frame: Frame, geometry: Geometry) -> torch.Tensor:
@@ -128,92 +82,16 @@ def collate(
     return batch
 
 
-def make_batches(geometries: Sequence[Geometry], batch_size: int) -> list[list[int]]:
-    """Frame indices grouped by padded shape, in frame order within a shape, at most batch_size each."""
-    open_groups: dict[tuple[int, int], list[int]] = {}
-    batches: list[list[int]] = []
-    for index, geometry in enumerate(geometries):
-        group = open_groups.setdefault(geometry.padded, [])
-        group.append(index)
-        if len(group) == batch_size:
-            batches.append(group)
-            open_groups[geometry.padded] = []
-    batches.extend(group for group in open_groups.values() if group)
-    return batches
 
 
-def interpolation_matrix(n_in: int, n_out: int, start: int, stop: int, device: torch.device) -> torch.Tensor:
-    """Rows start..stop-1 of the (n_out, n_in) matrix of 1-D linear resizing, align_corners=False.
-
-    Output i reads source (i + 0.5) * n_in / n_out - 0.5, clamped to the edges, as
-    F.interpolate(mode="bilinear", align_corners=False) without antialias does.
-    """
-    dst = torch.arange(start, stop, dtype=torch.float64, device=device)
-    src = ((dst + 0.5) * (n_in / n_out) - 0.5).clamp(min=0.0)
-    low = src.floor().long().clamp(max=n_in - 1)
-    high = (low + 1).clamp(max=n_in - 1)
-    frac = (src - low).to(torch.float32)
-    matrix = torch.zeros((stop - start, n_in), dtype=torch.float32, device=device)
-    rows = torch.arange(stop - start, device=device)
-    matrix.index_put_((rows, low), 1 - frac, accumulate=True)
-    matrix.index_put_((rows, high), frac, accumulate=True)
-    return matrix
 
 
-def bilinear(
-    x: torch.Tensor, out_size: tuple[int, int], rows: tuple[int, int] | None = None, cols: tuple[int, int] | None = None
-) -> torch.Tensor:
-    """Rows rows[0]..rows[1]-1 and columns cols[0]..cols[1]-1 of x (C, h, w) resized to out_size.
-
-    Bilinear resizing is separable, so any window of the output is two small matrix products
-    (rows, then columns): the sampling of F.interpolate(mode="bilinear", align_corners=False).
-    """
-    rows = rows or (0, out_size[0])
-    cols = cols or (0, out_size[1])
-    vertical = interpolation_matrix(x.shape[1], out_size[0], *rows, x.device).to(x.dtype)
-    horizontal = interpolation_matrix(x.shape[2], out_size[1], *cols, x.device).to(x.dtype)
-    return torch.matmul(torch.matmul(vertical, x), horizontal.T)
 
 
-def logits_to_mask(logits: torch.Tensor, geometry: Geometry) -> np.ndarray:
-    """(C, h', w') logits of one padded input -> (H, W) uint8 argmax at the ground-truth size."""
-    if logits.device.type == "cpu":
-        return mask_from_array(logits.float().numpy(), geometry)
-    return device_mask(logits, geometry).cpu().numpy()
 
 
-def mask_from_array(logits: np.ndarray, geometry: Geometry) -> np.ndarray:
-    """logits_to_mask of float32 (C, h', w') logits in memory, with the compiled kernels of
-    `inference_kernels` (no torch: it releases the GIL, so it runs in helper threads)."""
-    height, width = geometry.input
-    if tuple(logits.shape[1:]) == geometry.padded:
-        cropped = logits[:, :height, :width]
-    else:
-        cropped = kernels.resize(logits, geometry.padded, (0, height), (0, width))
-    if tuple(geometry.target) == (height, width):
-        return kernels.argmax(cropped)
-    return kernels.resize_argmax(cropped, geometry.target)
 
 
-def device_mask(logits: torch.Tensor, geometry: Geometry) -> torch.Tensor:
-    """logits_to_mask with torch operations on the logits' device: an (H, W) uint8 tensor there."""
-    logits = logits.float()
-    height, width = geometry.input
-    if tuple(logits.shape[1:]) == geometry.padded:
-        cropped = logits[:, :height, :width]
-    else:
-        cropped = bilinear(logits, geometry.padded, (0, height), (0, width))
-    target_h, target_w = geometry.target
-    mask = torch.empty((target_h, target_w), dtype=torch.uint8, device=logits.device)
-    band = max(1, BAND_ELEMENTS // (cropped.shape[0] * (target_w + width)))
-    for top in range(0, target_h, band):
-        bottom = min(target_h, top + band)
-        if (target_h, target_w) == (height, width):
-            block = cropped[:, top:bottom]
-        else:
-            block = bilinear(cropped, (target_h, target_w), (top, bottom))
-        mask[top:bottom] = block.argmax(dim=0).to(torch.uint8)
-    return mask
 
 
 def check_logits(logits: torch.Tensor, model: SegmentationModel, batch: torch.Tensor) -> None:

@@ -37,23 +37,14 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
+from ..core.model_spec import InferenceMode
 from ..datasets.base import Frame
 from ..io.fileio import partial_path
-from .inference import (
-    Geometry,
-    bilinear,
-    check_logits,
-    check_request,
-    collate,
-    frame_geometry,
-    load_input,
-    mask_from_array,
-    padded_size,
-    run_inference,
-)
-from ..core.model_spec import InferenceMode
 from ..io.maskio import write_mask
 from ..models.base import SegmentationModel
+from .inference import check_logits, check_request, collate, load_input, run_inference
+from .inference_geometry import Geometry, frame_geometry, padded_size
+from .inference_resize import bilinear, mask_from_array
 
 
 def predict(
