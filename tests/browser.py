@@ -38,7 +38,7 @@ CLICK_PROBE = """<script>
       return r.getAttribute('data-model') || r.getAttribute('data-row');
     });
   }
-  var result = {errors: window.__errors, tables: []};
+  var result = {errors: window.__errors, tables: [], actions: window.__actions || null};
   document.querySelectorAll(SELECTOR).forEach(function (table) {
     var headers = Array.prototype.map.call(table.tHead.rows[0].cells, function (h) {
       return h.getAttribute('data-column');
@@ -71,15 +71,17 @@ def chromium() -> str | None:
     return shutil.which("chromium") or shutil.which("chromium-browser")
 
 
-def probe(page: Path, columns: list[str], work: Path, selector: str = "table.leaderboard") -> tuple[dict, str]:
-    """Load a probed copy of `page` from disk, click the `columns` of every table `selector`
+def probe(page: Path, columns: list[str], work: Path, selector: str = "table.leaderboard",
+          actions: str = "") -> tuple[dict, str]:
+    """Load a probed copy of `page` from disk, run the `actions` script (after the page's own; it
+    may leave its findings in window.__actions), click the `columns` of every table `selector`
     matches; (what the probes found, chromium's stderr)."""
     assert chromium() is not None, "chromium is not installed: apt-get install -y chromium"
     text = page.read_text()
     assert "<head>" in text and "</body>" in text
     probed = text.replace("<head>", "<head>\n" + ERRORS_PROBE, 1)
     click = CLICK_PROBE.replace("COLUMNS", json.dumps(columns)).replace("SELECTOR", json.dumps(selector))
-    probed = probed.replace("</body>", click + "\n</body>", 1)
+    probed = probed.replace("</body>", (f"<script>{actions}</script>\n" if actions else "") + click + "\n</body>", 1)
     copy = work / "probed.html"
     copy.write_text(probed)
     profile = work / "profile"

@@ -31,7 +31,8 @@ def test_reader(tmp_path, benchmark):
     data = make_ep(tmp_path, CLEAN)
     frames = read_dataset(benchmark, data)
     assert [f.frame_id for f in frames] == ["a1", "a2", "b1", "c1", "d1"]
-    assert frames[3] == Frame("c1", "u3", "test", data / "images/test/c1.jpg", data / "annotations/test/c1.png")
+    assert frames[3] == Frame("c1", "u3", "test", data / "images/test/c1.jpg", data / "annotations/test/c1.png",
+                              meta={"data_hash": "ab12", "width": "6", "height": "6", "brightness": "0.5"})
     assert frames[3].prediction == "c1.png"
 
 

@@ -41,6 +41,7 @@ def test_frames_are_polygon_files(tmp_path, benchmark):
         image=data / "leftImg8bit/val/2/000003_leftImg8bit.png",
         label=data / "gtFine/val/2/000003_gtFine_labellevel3Ids.png",
         prediction="2/000003_gtFine_labellevel3Ids.png",
+        meta={"part": "I"},  # a PNG image: Part I
     )
 
 
@@ -50,6 +51,7 @@ def test_jpeg_images_of_part_two(tmp_path, benchmark):
     write_image(data, "test", "9", "000001", ext="jpg")
     [frame] = read_dataset(benchmark, data)
     assert frame.image == data / "leftImg8bit/test/9/000001_leftImg8bit.jpg"
+    assert frame.meta == {"part": "II"}
 
 
 def test_no_gtfine_is_an_error(tmp_path, benchmark):

@@ -211,3 +211,101 @@ def test_a_report_that_does_not_apply_keeps_its_per_class_metrics_per_class():
     rows = [r for r in results_csv.long_rows(board) if r["model"] == "base" and r["metric"] == "dice"]
     assert [(r["class"], r["value"]) for r in rows] == [("road", None), ("sky", None)]
     assert "main.dice |" not in results_markdown.report_tables(board)["bench-a/test/main.md"]
+
+
+# --- slices by metadata ------------------------------------------------------------------------
+
+
+def slices_doc(name: str, miou: float) -> dict:
+    """A model's slices.json: lighting=left has one wall (no intervals), right two (intervals)."""
+    left = {"slice": "left", "frames": 2, "units": 1,
+            "results": {"main": {"mIoU": miou - 0.2, "acc": 0.7, "dice": {"road": 0.1}}},
+            "intervals": {"main.mIoU": {"value": miou - 0.2, "low": None, "high": None},
+                          "main.acc": {"value": 0.7, "low": None, "high": None}},
+            "comparisons": {"baseline": {"against": "base", "metrics": {"main.mIoU": {
+                "value": miou - 0.2, "other": 0.3, "difference": miou - 0.5, "low": None, "high": None,
+                "excludes_zero": None}}}, "floor": None},
+            "interval_note": "1 wall_id unit: too few to resample (at least 2 needed); values without intervals"}
+    right = {"slice": "right", "frames": 6, "units": 2,
+             "results": {"main": {"mIoU": miou, "acc": 0.9, "dice": {"road": 0.5}}},
+             "intervals": {"main.mIoU": {"value": miou, "low": miou - 0.1, "high": miou + 0.1},
+                           "main.acc": {"value": 0.9, "low": 0.85, "high": 0.95}},
+             "comparisons": {"baseline": {"against": "base", "metrics": {"main.mIoU": {
+                 "value": miou, "other": 0.6, "difference": miou - 0.6, "low": miou - 0.65, "high": miou - 0.55,
+                 "excludes_zero": abs(miou - 0.6) > 0.05}}}, "floor": None},
+             "interval_note": None}
+    empty = {"slice": "missing", "frames": 0, "units": 0, "results": None, "intervals": None, "comparisons": None,
+             "interval_note": "no frames"}
+    return {"benchmark": "bench-a", "split": "test", "model": name,
+            "slicings": {"lighting": {"column": "lighting", "bins": None, "slices": [left, right, empty]}}}
+
+
+def sliced() -> list[dict]:
+    return leaderboard.attach_slices(groups(), [slices_doc("alpha", 0.7), slices_doc("gamma", 0.05)])
+
+
+def test_slices_csv_has_a_row_per_value_with_its_interval_and_difference():
+    rows = list(csv.DictReader(io.StringIO(results_csv.to_slices_csv(sliced()))))
+    assert list(rows[0]) == list(results_csv.SLICE_COLUMNS)
+    alpha = [r for r in rows if r["model"] == "alpha"]
+    common = {"benchmark": "bench-a", "split": "test", "model": "alpha", "slicing": "lighting"}
+    assert alpha[0] == {**common, "slice": "left", "frames": "2", "units": "1", "report": "main", "metric": "mIoU",
+                        "class": "", "value": str(0.7 - 0.2), "low": "", "high": "", "vs_baseline": str(0.7 - 0.5),
+                        "vs_baseline_low": "", "vs_baseline_high": "", "vs_floor": "", "vs_floor_low": "",
+                        "vs_floor_high": "", "note": alpha[0]["note"]}
+    assert alpha[0]["note"].startswith("1 wall_id unit: too few to resample")
+    road = next(r for r in alpha if r["slice"] == "right" and r["metric"] == "dice")
+    assert (road["class"], road["value"], road["low"], road["vs_baseline"]) == ("road", "0.5", "", "")
+    right = next(r for r in alpha if r["slice"] == "right" and r["metric"] == "mIoU")
+    assert (right["low"], right["high"], right["vs_baseline"]) == (str(0.7 - 0.1), str(0.7 + 0.1), str(0.7 - 0.6))
+    assert [r for r in alpha if r["slice"] == "missing"] == [
+        {**{k: "" for k in results_csv.SLICE_COLUMNS}, **common, "slice": "missing", "frames": "0", "units": "0",
+         "note": "no frames"}]
+    assert len(alpha) == 2 * 3 + 1  # mIoU, acc, dice.road per slice with frames; the empty one
+    assert {r["model"] for r in rows} == {"alpha", "gamma"}  # models without a slices document have none
+    assert all("slices" not in r for r in csv.DictReader(io.StringIO(results_csv.to_csv(sliced()))))
+
+
+SLICE_ACTIONS = """
+(function () {
+  var select = document.querySelector('select.slice-selector');
+  function visible() {
+    return Array.prototype.filter.call(select.closest('details').querySelectorAll('div.slice'),
+      function (d) { return !d.hidden; }).map(function (d) {
+        var rows = d.querySelectorAll('tbody tr');
+        return {slice: d.getAttribute('data-slicing') + '=' + d.getAttribute('data-value'),
+                models: Array.prototype.map.call(rows, function (r) { return r.getAttribute('data-model'); }),
+                first: Array.prototype.map.call(rows[0].cells, function (c) { return c.textContent; })};
+      });
+  }
+  var found = {options: Array.prototype.map.call(select.options, function (o) { return o.textContent; }),
+               initial: visible()};
+  select.value = '1';
+  select.dispatchEvent(new Event('change'));
+  found.after = visible();
+  window.__actions = found;
+})();
+"""
+
+
+@pytest.mark.skipif(chromium() is None and not os.environ.get("SEGBENCH_REQUIRE_CHROMIUM"),
+                    reason="needs Debian's chromium (apt-get install chromium)")
+def test_slice_selector_in_a_headless_browser(tmp_path):
+    page = tmp_path / "board.html"
+    page.write_text(results_page.to_html(sliced()))
+    found, stderr = probe(page, ["main.mIoU"], tmp_path, selector="table.detail[data-slice]", actions=SLICE_ACTIONS)
+    assert found["errors"] == [] and console_errors(stderr) == []
+    actions = found["actions"]
+    assert actions["options"] == ["lighting = left", "lighting = right", "lighting = missing"]
+    assert [v["slice"] for v in actions["initial"]] == ["lighting=left"]  # one slice shown at a time
+    first = actions["initial"][0]["first"]
+    assert first[:3] == ["alpha", "2", "1"] and first[3] == "0.5000" and first[4] == "+0.2000"
+    assert first[6].startswith("1 wall_id unit: too few to resample")
+    after = actions["after"]
+    assert [v["slice"] for v in after] == ["lighting=right"] and after[0]["models"] == ["alpha", "gamma"]
+    assert after[0]["first"][3] == "0.7000 [0.6000, 0.8000]" and after[0]["first"][4] == "+0.1000 [+0.0500, +0.1500] ✱"
+    left = found["tables"][0]  # the slices' tables in page order: left first, sortable like the others
+    assert left["headers"][:7] == ["model", "frames", "units", "main.mIoU", "vs_baseline", "vs_floor", "interval_note"]
+    assert left["headers"][7:] == ["main.acc", "second.aAcc"]
+    assert [c["order"] for c in left["clicks"]["main.mIoU"]] == [["gamma", "alpha"], ["alpha", "gamma"]]
+    assert left["collapsed"] is True and len(found["tables"]) == 3

@@ -74,12 +74,12 @@ def test_missing_frames_csv(tmp_path):
 @pytest.mark.parametrize(
     "text, message",
     [
-        ("", "empty file; expected the header 'frame_id,wall_id,split'"),
+        ("", "empty file; expected the header 'frame_id,wall_id,split' and optionally further, distinct, named metadata columns"),
         (
             "frame,wall_id,split\na,w,test\n",
-            "line 1: header is 'frame,wall_id,split', expected 'frame_id,wall_id,split'",
+            "line 1: header is 'frame,wall_id,split', expected 'frame_id,wall_id,split' and optionally further, distinct, named metadata columns",
         ),
-        ("frame_id,split,wall_id\n", "line 1: header is 'frame_id,split,wall_id', expected 'frame_id,wall_id,split'"),
+        ("frame_id,split,wall_id\n", "line 1: header is 'frame_id,split,wall_id', expected 'frame_id,wall_id,split' and optionally further, distinct, named metadata columns"),
         ("frame_id,wall_id,split\na,w,test\nb,w\n", "line 3: 2 columns, expected 3 (frame_id,wall_id,split)"),
         ("frame_id,wall_id,split\na,w,test,x\n", "line 2: 4 columns, expected 3 (frame_id,wall_id,split)"),
         ("frame_id,wall_id,split\n,w,test\n", "line 2: frame_id is empty"),

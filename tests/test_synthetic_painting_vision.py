@@ -57,7 +57,7 @@ def test_frames_csv_lists_every_frame_sorted(dataset):
     text = (root / "frames.csv").read_bytes().decode("utf-8")
     assert "\r" not in text
     lines = text.split("\n")
-    assert lines[0] == "frame_id,wall_id,split"
+    assert lines[0] == "frame_id,wall_id,split,lighting"
     assert lines[-1] == ""  # ends with a newline
     parsed = list(csv.DictReader(text.splitlines()))
     assert parsed == rows
@@ -66,6 +66,7 @@ def test_frames_csv_lists_every_frame_sorted(dataset):
     assert {row["wall_id"] for row in rows} == {f"w{index:02d}" for index in range(1, 15)}
     assert all(row["frame_id"].startswith(row["wall_id"] + "_f") for row in rows)
     assert {row["split"] for row in rows} == {"train", "val", "test"}
+    assert {row["lighting"] for row in rows} == {"lit_from_left", "lit_from_right"}
 
 
 def test_split_is_by_wall_8_2_4(dataset):

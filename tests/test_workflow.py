@@ -152,7 +152,7 @@ def test_adding_a_model_runs_only_its_jobs(first_run: Path):
     shards = 2  # 16 test frames in shards of 8
     assert planned_jobs(first_run) == {
         "checkpoint_identity": 1, "infer": shards, "score": shards, "metrics": 1, "submission": 1,
-        "uncertainty": 1, "plot_iou": 2, "plot_confusion": 3, "plot_fraction": 1, "overlays": 1,
+        "uncertainty": 1, "slices": 1, "plot_iou": 2, "plot_confusion": 3, "plot_fraction": 1, "overlays": 1,
         "plot_data": 1, "leaderboard": 1, "all": 1,
     }
     run(first_run, "snakemake", "--cores", "2")

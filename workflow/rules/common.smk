@@ -65,6 +65,7 @@ PATHS = {
     "metrics": "{R}/{benchmark}/{split}/{model}/metrics.json",
     "submission": "{R}/{benchmark}/{split}/{model}/submission.json",
     "uncertainty": "{R}/{benchmark}/{split}/{model}/uncertainty.json",
+    "slices": "{R}/{benchmark}/{split}/{model}/slices.json",
     "plot_iou": "{R}/{benchmark}/{split}/{model}/plots/iou-{report}.png",
     "plot_iou_csv": "{R}/{benchmark}/{split}/{model}/plots/iou-{report}.csv",
     "plot_confusion": "{R}/{benchmark}/{split}/{model}/plots/confusion-{space}.png",
@@ -463,6 +464,13 @@ def uncertainty_files():
         for b, s, _ in PLAN.evaluations()
     }
     return files + sorted(floors)
+
+
+def slice_files():
+    """Every model's metrics per slice of the frames' metadata."""
+    return [
+        path("slices", benchmark=b, split=s, model=m) for b, s, m in PLAN.evaluations()
+    ]
 
 
 def comparison_arguments(w, input):

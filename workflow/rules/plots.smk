@@ -32,6 +32,36 @@ rule uncertainty:
         )
 
 
+# The frame index carries each frame's group and metadata: the slices are made from what the
+# dataset_identity job read, never from a dataset file opened again.
+rule slices:
+    input:
+        counts=lambda w: counts_of(w, w.model),
+        baseline=baseline_counts,
+        floor=floor_counts,
+        frames=frame_index,
+        definition=definition_files,
+        code=code("slices"),
+    output:
+        path("slices"),
+    log:
+        f"{LOGS}/slices/{{benchmark}}/{{split}}/{{model}}.log",
+    conda:
+        ENV
+    resources:
+        mem_mb=2000,
+    params:
+        compare=comparison_arguments,
+        resamples=BOOTSTRAP["resamples"],
+        seed=BOOTSTRAP["seed"],
+    shell:
+        cli(
+            "slices",
+            "--benchmark {wildcards.benchmark:q} --counts {input.counts:q} {params.compare} "
+            "--frames {input.frames:q} --resamples {params.resamples} --seed {params.seed} --out {output:q}",
+        )
+
+
 rule plot_iou:
     input:
         counts=lambda w: counts_of(w, w.model),

@@ -20,6 +20,7 @@ rule leaderboard:
             for b, s, m in PLAN.evaluations()
         ],
         uncertainty=uncertainty_files(),
+        slices=slice_files(),
         code=code("results"),
     output:
         csv=f"{R}/leaderboard.csv",
@@ -48,6 +49,6 @@ rule leaderboard:
         cli(
             "results",
             "--submissions {input.submissions:q} --floors {input.floors:q} --metrics {input.metrics:q} "
-            "--uncertainty {input.uncertainty:q} --out {params.stem:q} --metrics-out {output.metrics:q} "
+            "--uncertainty {input.uncertainty:q} --slices {input.slices:q} --out {params.stem:q} --metrics-out {output.metrics:q} "
             "--tables {output.tables:q} --tables-label {params.tables_label:q}",
         )

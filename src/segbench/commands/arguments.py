@@ -106,6 +106,7 @@ def args_results(p: argparse.ArgumentParser) -> None:
     p.add_argument("--metrics", type=Path, nargs="*", default=[],
                    help="the models' metrics.json: every metric of every report, beside the records' spec fields")
     p.add_argument("--uncertainty", type=Path, nargs="*", default=[], help="uncertainty.json of models and floors")
+    p.add_argument("--slices", type=Path, nargs="*", default=[], help="slices.json of the models")
     p.add_argument("--out", type=Path, required=True, help="stem: writes STEM.csv, .md, .json and .html")
     p.add_argument("--tables", type=Path, help="folder of the per-report tables and long.csv (default: beside STEM)")
     p.add_argument("--tables-label", help="how the Markdown names that folder (default: --tables)")
@@ -122,6 +123,15 @@ def add_comparison(p: argparse.ArgumentParser) -> None:
 def args_uncertainty(p: argparse.ArgumentParser) -> None:
     add_comparison(p)
     p.add_argument("--manifest", type=Path, required=True, help="the dataset manifest (frame -> group)")
+    p.add_argument("--resamples", type=int, default=1000)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", type=Path, required=True)
+
+
+def args_slices(p: argparse.ArgumentParser) -> None:
+    add_comparison(p)
+    p.add_argument("--frames", type=Path, required=True,
+                   help="the frame index (`segbench manifest --index-out`): each frame's group and metadata")
     p.add_argument("--resamples", type=int, default=1000)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", type=Path, required=True)

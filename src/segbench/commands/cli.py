@@ -49,6 +49,8 @@ COMMANDS = [
             arguments.args_results, runs.run_results),
     Command("uncertainty", "steps.uncertainty", "bootstrap intervals over groups, paired comparisons with baseline and floor",
             arguments.args_uncertainty, runs.run_uncertainty),
+    Command("slices", "steps.slices", "every metric per slice of the frames' metadata, with intervals and paired differences",
+            arguments.args_slices, runs.run_slices),
     Command("plot-iou", "steps.plots", "per-class IoU bars of a report: model, baseline, floor",
             arguments.args_plot_iou, runs.run_plot_iou),
     Command("plot-confusion", "steps.plots", "row-normalised confusion heatmap in a label space",

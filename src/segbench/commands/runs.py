@@ -149,7 +149,7 @@ def run_pull(step: ModuleType, args: argparse.Namespace) -> None:
 
 def run_results(step: ModuleType, args: argparse.Namespace) -> None:
     print(step.results(args.submissions, args.floors, args.metrics, args.uncertainty, args.out,
-                       args.tables or args.out.parent / "tables", args.metrics_out, args.tables_label))
+                       args.tables or args.out.parent / "tables", args.metrics_out, args.tables_label, args.slices))
 
 
 def run_uncertainty(step: ModuleType, args: argparse.Namespace) -> None:
@@ -157,6 +157,13 @@ def run_uncertainty(step: ModuleType, args: argparse.Namespace) -> None:
     document = step.uncertainty(benchmark, args.counts, args.baseline_counts, args.floor_counts, args.manifest,
                                 args.resamples, args.seed, args.out)
     print(f"{len(document['intervals'])} intervals over {document['groups']} {benchmark.group_key} groups")
+
+
+def run_slices(step: ModuleType, args: argparse.Namespace) -> None:
+    document = step.slices(benchmark_of(args), args.counts, args.baseline_counts, args.floor_counts, args.frames,
+                           args.resamples, args.seed, args.out)
+    slicings = document["slicings"]
+    print(f"{sum(len(s['slices']) for s in slicings.values())} slices of {len(slicings)} metadata column(s)")
 
 
 def run_plot_iou(step: ModuleType, args: argparse.Namespace) -> None:

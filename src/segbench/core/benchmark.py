@@ -33,6 +33,15 @@ class ReportSpec:
 
 
 @dataclass(frozen=True)
+class SliceSpec:
+    """A metadata column every metric is also computed per value of (`slices` in the YAML)."""
+
+    key: str
+    column: str
+    bins: tuple[float, ...] | None  # increasing edges of a numeric column; None: each distinct value
+
+
+@dataclass(frozen=True)
 class Benchmark:
     name: str
     title: str
@@ -55,6 +64,7 @@ class Benchmark:
     floor_compare_on: tuple[str, str]
     reports: tuple[ReportSpec, ...]
     source: Path
+    slices: tuple[SliceSpec, ...] = ()
     # Every file the definition was built from (itself, its label spaces, its mapping files):
     # what the workflow's rules declare, so that changing any of them re-runs what reads it.
     files: tuple[Path, ...] = ()

@@ -50,6 +50,12 @@ def constant_prediction(gt_histogram: np.ndarray, value: int) -> np.ndarray:
 BAND_TALLIES = 3  # per class: pixels in its ground-truth band, in its predicted band, in both
 
 
+def kept_in_order(new_frame: np.ndarray, frame: np.ndarray) -> np.ndarray:
+    """Indices of the cells whose frame `new_frame` keeps (>= 0), ordered by their new frame."""
+    kept = np.flatnonzero(new_frame[frame] >= 0)
+    return kept[np.argsort(new_frame[frame[kept]], kind="stable")]
+
+
 @dataclass(frozen=True)
 class BandCounts:
     """Per frame and band space, the pixels in the ground truth's or the prediction's boundary band
@@ -94,6 +100,12 @@ class BandCounts:
             chosen &= valid
             np.add.at(out, (frame[chosen], tally, cls[chosen]), count[chosen])
         return out
+
+    def renumbered(self, new_frame: np.ndarray) -> BandCounts:
+        """The cells of the frames `new_frame` (old index -> new, -1: left out) keeps, renumbered."""
+        keep = kept_in_order(new_frame, self.frame)
+        return BandCounts(self.spaces, new_frame[self.frame[keep]].astype(np.int32), self.space[keep],
+                          self.flags[keep], self.gt[keep], self.pred[keep], self.count[keep])
 
     @classmethod
     def merge(cls, parts: Sequence[BandCounts], offsets: Sequence[int]) -> BandCounts:
@@ -160,6 +172,18 @@ class FrameCounts:
             count=np.concatenate([p.count for p in parts] or [np.zeros(0, np.int64)]),
             bands=BandCounts.merge([p.bands for p in parts], offsets),
         )
+
+    def subset(self, frame_ids: Sequence[str]) -> FrameCounts:
+        """The counts of `frame_ids` alone, in that order (a slice's frames: nothing re-scored)."""
+        position = {f: i for i, f in enumerate(self.frame_ids)}
+        unknown = [f for f in frame_ids if f not in position]
+        if unknown:
+            raise ValueError(f"frames not in these counts: {unknown[:10]}")
+        new_frame = np.full(len(self.frame_ids), -1, np.int64)
+        new_frame[[position[f] for f in frame_ids]] = np.arange(len(frame_ids))
+        keep = kept_in_order(new_frame, self.frame)
+        return FrameCounts(tuple(frame_ids), new_frame[self.frame[keep]].astype(np.int32), self.gt[keep],
+                           self.pred[keep], self.count[keep], self.bands.renumbered(new_frame))
 
     def total(self) -> np.ndarray:
         """The (256, 256) histogram summed over all frames."""

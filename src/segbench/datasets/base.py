@@ -1,6 +1,7 @@
 """The frame record every dataset reader produces."""
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 
@@ -17,6 +18,9 @@ class Frame:
     # False for a frame of a split that ships without labels (IDD20K's test split): it can be
     # inferred and exported, never audited for its label or scored.
     labelled: bool = True
+    # What the dataset says about the frame beyond its files (EasyPortrait's meta columns, Painting
+    # Vision's extra frames.csv columns, IDD's part): column -> text, what slices are made of.
+    meta: Mapping[str, str] = field(default_factory=dict, hash=False)
 
     def __post_init__(self) -> None:
         if not self.prediction:

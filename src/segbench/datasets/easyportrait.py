@@ -174,7 +174,8 @@ def read_listing(data_dir: Path, splits: Sequence[str]) -> Listing:
     root = dataset_root(data_dir)
     meta, rows, release = _parsed(root)
     chosen = release or RELEASES[0]  # none: listed_frames refuses the header
-    frames = listed_frames(meta.source, rows, chosen.listing, splits, _check_header, _frame_id, chosen.split_of)
+    frames = listed_frames(meta.source, rows, chosen.listing, splits, _check_header, _frame_id, chosen.split_of,
+                           chosen.required)
     return Listing(root, meta, chosen, frames)
 
 
@@ -200,6 +201,7 @@ def read_frames(data_dir: Path, splits: Sequence[str]) -> list[Frame]:
             split=row.split,
             image=_image(listing.root, row.split, row.frame_id),
             label=_label(listing.root, row.split, row.frame_id),
+            meta=row.meta,  # brightness, width, height (and 1.0's data_hash), any other column shipped
         )
         for row in listing.frames
     ]

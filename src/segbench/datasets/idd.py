@@ -32,6 +32,7 @@ from .format import DatasetFormat, FormatFinding
 
 IMAGE_SUFFIX = "_leftImg8bit"
 IMAGE_EXTENSIONS = (".png", ".jpg")  # the first is the default when neither file exists
+PARTS = {".png": "I", ".jpg": "II"}  # IDD20K Part I ships PNG images, Part II JPEG
 GT_FILE_INFIX = "_gtFine_"  # any <img_id>_gtFine_* file belongs to its frame (other id types, colours)
 IMAGES_ABSENT = {"images": "absent"}
 
@@ -52,11 +53,14 @@ def frame_image_candidates(data_dir: Path, frame: Frame) -> list[Path]:
 
 def _frame(root: Path, split: str, drive: str, img_id: str, labelled: bool) -> Frame:
     candidates = _image_candidates(root, split, drive, img_id)
+    found = [p for p in candidates if p.is_file()]
     return Frame(
         frame_id=f"{drive}/{img_id}",
         group_id=drive,
         split=split,
-        image=next((p for p in candidates if p.is_file()), candidates[0]),
+        image=found[0] if found else candidates[0],
+        # Which part of IDD20K the frame came from, told by its image's format (no image: unknown).
+        meta={"part": PARTS[found[0].suffix]} if found else {},
         label=root / GT_DIR / split / drive / f"{img_id}{MASK_SUFFIX}",
         prediction=prediction_name(f"{drive}/{img_id}"),
         labelled=labelled,

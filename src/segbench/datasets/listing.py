@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import csv
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import SegbenchError
@@ -27,6 +27,7 @@ class ListedFrame:
     frame_id: str
     group: str
     split: str
+    meta: dict[str, str] = field(default_factory=dict)  # the row's other columns (Frame.meta)
 
 
 def unsafe_stem_reason(frame_id: str) -> str | None:
@@ -86,13 +87,16 @@ def listed_frames(
     check_header: Callable[[tuple[str, ...]], str | None],
     frame_id_of: Callable[[str], str] = lambda value: value,
     split_of: Callable[[dict[str, str]], str] | None = None,
+    structural: Sequence[str] = (),
 ) -> list[ListedFrame]:
     """The frames the parsed rows of a listing name, in file order.
 
     `check_header` says what is wrong with a header (None when it is fine); `frame_id_of` turns
     the frame-id column's value into the frame id; `split_of`, when given, derives the split from
     a row's values by column name (raising ValueError saying what is wrong) instead of reading
-    `columns.split`. Raises SegbenchError naming `source` and the line for a wrong header, a wrong
+    `columns.split`. A row's columns other than the frame id, group, split and `structural` ones
+    (those `split_of` reads) are its metadata (ListedFrame.meta; an unnamed column, such as a
+    pandas index, is not). Raises SegbenchError naming `source` and the line for a wrong header, a wrong
     number of columns, an empty, unsafe or duplicate frame id, an empty group or split, a value
     with surrounding white space, or a split not in `splits`.
     """
@@ -103,6 +107,7 @@ def listed_frames(
     if problem:
         raise SegbenchError(f"{source}: line {line}: header is '{','.join(header)}', expected {problem}")
     allowed = list(splits)
+    skipped = {columns.frame_id, columns.group, columns.split, *structural}
     first_line: dict[str, int] = {}
     listed: list[ListedFrame] = []
     for line, fields in rows[1:]:
@@ -136,5 +141,6 @@ def listed_frames(
         if split not in allowed:
             raise SegbenchError(f"{where}: {columns.split} {split!r} is not one of {allowed} (frame {frame_id!r})")
         first_line[frame_id] = line
-        listed.append(ListedFrame(line, frame_id, group, split))
+        meta = {name: value for name, value in values.items() if name and name not in skipped}
+        listed.append(ListedFrame(line, frame_id, group, split, meta))
     return listed

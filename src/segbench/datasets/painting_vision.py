@@ -2,9 +2,10 @@
 
     <data>/images/<frame_id>.jpg|.png   RGB frame
     <data>/labels/<frame_id>.png        single-channel uint8 label
-    <data>/frames.csv                   frame_id,wall_id,split
+    <data>/frames.csv                   frame_id,wall_id,split[,metadata columns...]
 
-The reader parses frames.csv strictly (datasets.listing) and builds Frame records (group_id = wall_id). It never
+The reader parses frames.csv strictly (datasets.listing) and builds Frame records (group_id =
+wall_id; columns after the first three, e.g. `lighting`, are the frame's metadata). It never
 opens images or labels: a missing, extra or broken file is a finding of the audit, not a reason
 to stop reading. It only decides which file a frame's image is (the .jpg or the .png that exists).
 """
@@ -47,7 +48,12 @@ def _image_path(data_dir: Path, frame_id: str) -> Path:
 
 
 def _check_header(header: tuple[str, ...]) -> str | None:
-    return None if header == HEADER else f"'{','.join(HEADER)}'"
+    """The three columns first; any further ones (say, the room type or the lighting) are the
+    frames' metadata, each named once."""
+    extra = header[len(HEADER):]
+    if header[: len(HEADER)] == HEADER and all(extra) and len(set(extra)) == len(extra) and not set(extra) & set(HEADER):
+        return None
+    return f"'{','.join(HEADER)}' and optionally further, distinct, named metadata columns"
 
 
 def read_frames(data_dir: Path, splits: Sequence[str]) -> list[Frame]:
@@ -74,6 +80,7 @@ def read_frames(data_dir: Path, splits: Sequence[str]) -> list[Frame]:
             split=row.split,
             image=_image_path(data_dir, row.frame_id),
             label=label_path(data_dir, row.frame_id),
+            meta=row.meta,
         )
         for row in listed
     ]

@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from ..core.benchmark import Benchmark, ReportSpec
+from ..core.benchmark import Benchmark, ReportSpec, SliceSpec
 from ..core.labels import LabelMapping, LabelSpace
 from ..core.metric_registry import REGISTRY, MetricSpec
 from ..errors import SegbenchError
@@ -136,6 +136,13 @@ def parse_benchmark(doc: dict[str, Any], path: Path) -> Benchmark:
             raise SegbenchError(f"{path}: report '{report.key}': {needs} need the band width 'scoring/boundary'")
     if not any(r.key == report_key and metric_key in [m.key for m in r.metrics] for r in reports):
         raise SegbenchError(f"{path}: field 'floor/compare_on': no report '{report_key}' with a metric '{metric_key}'")
+    slices = tuple(SliceSpec(e["key"], e["column"], tuple(float(b) for b in e["bins"]) if "bins" in e else None)
+                   for e in doc.get("slices", []))
+    for i, spec in enumerate(slices):
+        if spec.bins is not None and any(a >= b for a, b in zip(spec.bins, spec.bins[1:])):
+            raise SegbenchError(f"{path}: slices/{i} ('{spec.key}'): bins {list(spec.bins)} are not increasing")
+        if spec.key in [s.key for s in slices[:i]]:
+            raise SegbenchError(f"{path}: slices/{i}: key '{spec.key}' is used twice")
     return Benchmark(
         name=doc["name"],
         title=doc["title"],
@@ -158,6 +165,7 @@ def parse_benchmark(doc: dict[str, Any], path: Path) -> Benchmark:
         floor_compare_on=(report_key, metric_key),
         reports=tuple(reports),
         source=path,
+        slices=slices,
         files=(path, *(config_dir() / "label_spaces" / f"{n}.yaml" for n in doc["label_spaces"]),
                *(config_dir() / "mappings" / f"{n}.yaml" for n in doc.get("mapping_files", []))),
     )

@@ -3,12 +3,12 @@ produced it, with the SHA-256 of its files (from the manifest) and its ground tr
 the header). The workflow's dataset_identity job writes it once; the shard jobs read their frames
 from it instead of listing the dataset again, and the workflow derives each shard's content key
 from it (which bytes a job's result depends on: images and ground-truth sizes for inference,
-labels for scoring).
+labels for scoring), and each frame's metadata (Frame.meta: what slices are made of).
 
     {"format": "segbench-frame-index", "version": 1, "benchmark": ..., "dataset_id": ...,
      "frames": [{"frame_id": ..., "group_id": ..., "split": ..., "image": "images/a.jpg",
                  "label": "labels/a.png", "prediction": "a.png", "image_sha256": ...,
-                 "label_sha256": ..., "label_size": [width, height]}, ...]}
+                 "label_sha256": ..., "label_size": [width, height], "meta": {column: text}}, ...]}
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ from ..io.fileio import atomic_write_text, read_json
 from ..io.maskio import image_size
 
 INDEX_FORMAT = "segbench-frame-index"
-INDEX_VERSION = 1
+INDEX_VERSION = 2  # 2: each frame's metadata
 _FRAME_KEYS = {"frame_id", "group_id", "split", "image", "label", "prediction", "image_sha256", "label_sha256",
-               "label_size"}
+               "label_size", "meta"}
 
 
 def build_index(benchmark: str, data: Path, frames: Sequence[Frame], manifest: dict[str, Any]) -> dict[str, Any]:
@@ -46,6 +46,7 @@ def build_index(benchmark: str, data: Path, frames: Sequence[Frame], manifest: d
             "image_sha256": pinned["image"]["sha256"],
             "label_sha256": pinned["label"]["sha256"],
             "label_size": list(image_size(frame.label)),
+            "meta": dict(frame.meta),
         })
     return {"format": INDEX_FORMAT, "version": INDEX_VERSION, "benchmark": benchmark,
             "dataset_id": manifest["dataset_id"], "frames": entries}
@@ -71,5 +72,5 @@ def read_index(path: Path, benchmark: str) -> dict[str, Any]:
 def index_frames(index: dict[str, Any], data: Path) -> list[Frame]:
     """The index's frames as Frame records, their files inside `data`."""
     data = Path(data)
-    return [Frame(e["frame_id"], e["group_id"], e["split"], data / e["image"], data / e["label"], e["prediction"])
-            for e in index["frames"]]
+    return [Frame(e["frame_id"], e["group_id"], e["split"], data / e["image"], data / e["label"], e["prediction"],
+                  meta=e["meta"]) for e in index["frames"]]

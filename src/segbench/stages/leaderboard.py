@@ -180,6 +180,35 @@ def interval(row: dict[str, Any], key: str) -> tuple[Any, Any, Any]:
 # --- what a group holds, for the renderers --------------------------------------------------
 
 
+def attach_slices(groups: Sequence[dict[str, Any]], documents: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each model row with a slices document gains its slicings under `slices` (JSON only)."""
+    by_key = {row_key(d): d for d in documents}
+    out = []
+    for group in groups:
+        rows = []
+        for row in group["rows"]:
+            document = by_key.get((group["benchmark"], group["split"], row["model"]))
+            rows.append({**row, "slices": document["slicings"]} if document is not None else row)
+        out.append({**group, "rows": rows})
+    return out
+
+
+def slice_entries(group: dict[str, Any]) -> list[tuple[str, str, dict[str, dict[str, Any]]]]:
+    """(slicing, slice, model -> the model's entry for it) over the group's models, in order."""
+    found: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
+    for row in group["rows"]:
+        for key, slicing in (row.get("slices") or {}).items():
+            for entry in slicing["slices"]:
+                found.setdefault((key, entry["slice"]), {})[row["model"]] = entry
+    return [(key, label, entries) for (key, label), entries in found.items()]
+
+
+def slice_comparison(entry: dict[str, Any], role: str, key: str) -> dict[str, Any]:
+    """The paired difference of `report.metric` against `role` in a slice ({} when none)."""
+    comparison = (entry.get("comparisons") or {}).get(role)
+    return (comparison or {}).get("metrics", {}).get(key) or {}
+
+
 def report_keys(group: dict[str, Any]) -> list[str]:
     return list(dict.fromkeys(k for r in group["rows"] for k in r["results"]))
 

@@ -19,6 +19,15 @@
     Array.prototype.forEach.call(table.tHead.rows[0].cells, function (h) { h.removeAttribute('aria-sort'); });
     header.setAttribute('aria-sort', ascending ? 'ascending' : 'descending');
   }
+  document.querySelectorAll('select.slice-selector').forEach(function (select) {
+    function show() {
+      select.closest('details').querySelectorAll('div.slice').forEach(function (div) {
+        div.hidden = div.getAttribute('data-slice') !== select.value;
+      });
+    }
+    select.addEventListener('change', show);
+    show();
+  });
   document.querySelectorAll('table.leaderboard, table.detail').forEach(function (table) {
     Array.prototype.forEach.call(table.tHead.rows[0].cells, function (header, column) {
       header.addEventListener('click', function () { sortTable(table, column, header); });

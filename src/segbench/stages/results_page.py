@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from importlib.resources import files
 from typing import Any
 
-from .leaderboard import bootstrap_note, class_names, group_title, interval, mixed_modes, report_keys, report_metrics
+from .leaderboard import (bootstrap_note, class_names, group_title, interval, mixed_modes, report_keys, report_metrics,
+                          slice_comparison, slice_entries)
 from .text_table import cell
 
 STYLE = files(__package__).joinpath("results_page.css").read_text(encoding="utf-8")
@@ -118,11 +119,70 @@ def _report_details(group: dict[str, Any], report: str) -> str:
     return "".join(parts)
 
 
+def _slice_difference(entry: dict[str, Any], role: str, key: str) -> str:
+    paired = slice_comparison(entry, role, key)
+    value, low, high = paired.get("difference"), paired.get("low"), paired.get("high")
+    if value is None:
+        return _td("—", None)
+    significant = bool(paired.get("excludes_zero"))
+    text = f"{value:+.4f}" + (f' <span class="ci">[{low:+.4f}, {high:+.4f}]</span>' if low is not None else "")
+    return _td(text + (" ✱" if significant else ""), value, "sig" if significant else "")
+
+
+def _slice_table(group: dict[str, Any], entries: dict[str, dict[str, Any]], index: int) -> str:
+    """One slice: a row per model with its frames and units, the headline with its interval,
+    its paired differences, then every other scalar metric of every report with its interval."""
+    headline = group["headline"]
+    scalar = [f"{report}.{metric}" for report in report_keys(group) for metric in report_metrics(group, report)[0]]
+    others = [k for k in scalar if k != headline]
+    headers = [("model", "model", "text"), ("frames", "frames", ""), ("units", "units", ""), (headline, headline, ""),
+               ("vs_baseline", "Δ vs baseline", ""), ("vs_floor", "Δ vs floor", ""),
+               ("interval_note", "intervals", "text")] + [(k, k, "") for k in others]
+    body = []
+    for model, entry in entries.items():
+        def value(key: str, entry: dict[str, Any] = entry) -> str:
+            report, metric = key.split(".", 1)
+            found = (entry["intervals"] or {}).get(key) or {}
+            return _metric_cell(((entry["results"] or {}).get(report) or {}).get(metric), found.get("low"),
+                                found.get("high"))
+
+        note = entry["interval_note"] or "95% bootstrap"
+        body.append((model, "", [_td(_escape(model), model, "text"), _td(str(entry["frames"]), entry["frames"]),
+                                 _td(str(entry["units"]), entry["units"]), value(headline),
+                                 _slice_difference(entry, "baseline", headline),
+                                 _slice_difference(entry, "floor", headline), _td(_escape(note), note, "text")]
+                     + [value(k) for k in others]))
+    attributes = f' data-benchmark="{_escape(group["benchmark"])}" data-slice="{index}"'
+    return _table("detail", attributes, headers, body, row_attribute="data-model")
+
+
+def _slices_details(group: dict[str, Any]) -> str:
+    """The slices by metadata, collapsed: a selector of (column = value), and the chosen slice's
+    table (the others hidden)."""
+    found = slice_entries(group)
+    if not found:
+        return ""
+    group_key = next((r["uncertainty"]["group_key"] for r in group["rows"] if r.get("uncertainty")), "units")
+    options = "".join(f'<option value="{i}">{_escape(key)} = {_escape(label)}</option>'
+                      for i, (key, label, _) in enumerate(found))
+    parts = [f'<details class="slices" data-benchmark="{_escape(group["benchmark"])}"><summary>slices by metadata: '
+             f"{len(found)} slices of {len({k for k, _, _ in found})} columns</summary>",
+             f'<p class="meta">Every metric on the frames of one slice, from the same counts; intervals resample the '
+             f"{_escape(group_key)} units inside the slice, Δ is paired on them. Per-class values: tables/slices.csv."
+             f'</p><label>slice <select class="slice-selector">{options}</select></label>']
+    for i, (key, label, entries) in enumerate(found):
+        parts.append(f'<div class="slice" data-slice="{i}" data-slicing="{_escape(key)}" data-value="{_escape(label)}">'
+                     + _slice_table(group, entries, i) + "</div>")
+    parts.append("</details>")
+    return "".join(parts)
+
+
 def to_html(groups: Sequence[dict[str, Any]], title: str = "segbench results") -> str:
     """A self-contained page (CSS and JS inlined, no network): per comparability triple, a sortable
     table of the headline with its 95% interval, its paired differences against the baseline and
     the floor, the floor row and the beats-floor flag; below it, per report, a collapsed section
-    with every other metric and the per-class tables, all sortable."""
+    with every other metric and the per-class tables, all sortable; then the slices by metadata,
+    one at a time through a selector."""
     parts = [
         "<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
@@ -133,7 +193,8 @@ def to_html(groups: Sequence[dict[str, Any]], title: str = "segbench results") -
         "it is flagged <b>NO</b>. Grey brackets: 95% percentile bootstrap interval, resampling the benchmark's "
         "independent units (never frames). Δ columns: paired bootstrap difference of the ranking metric against "
         "the baseline and the floor on the same resampled units; ✱ marks an interval that excludes 0. "
-        "Every other metric and the per-class values are in the collapsed sections under each table. "
+        "Every other metric and the per-class values are in the collapsed sections under each table, and so are "
+        "the slices by metadata (choose one in the selector). "
         "Click a column header to sort.</p>",
     ]
     for index, group in enumerate(groups):
@@ -145,5 +206,6 @@ def to_html(groups: Sequence[dict[str, Any]], title: str = "segbench results") -
                          "their ranks compare unlike runs</p>")
         parts.append(_main_table(group))
         parts += [_report_details(group, report) for report in report_keys(group)]
+        parts.append(_slices_details(group))
     parts += [f"<script>\n{SCRIPT}</script>", "</body>", "</html>"]
     return "\n".join(parts) + "\n"

@@ -35,9 +35,11 @@ def spec_fields(document: dict[str, Any]) -> dict[str, Any]:
 
 
 def results(submissions: Sequence[Path], floors: Sequence[Path], metrics: Sequence[Path], uncertainty: Sequence[Path],
-            stem: Path, tables: Path, metrics_out: Path | None, tables_label: str | None = None) -> str:
+            stem: Path, tables: Path, metrics_out: Path | None, tables_label: str | None = None,
+            slices: Sequence[Path] = ()) -> str:
     """The records' table (metrics.json for `dvc metrics` from the spec fields only), then every
-    metric of the models' and floors' metrics documents, the intervals, the per-report tables.
+    metric of the models' and floors' metrics documents, the intervals, the slices, the per-report
+    tables.
     Writes STEM.{csv,md,json,html} and TABLES/; returns the Markdown, which names the tables'
     folder as `tables_label` (default: TABLES; the workflow gives its path in the results, not a
     job's local copy of it)."""
@@ -47,11 +49,13 @@ def results(submissions: Sequence[Path], floors: Sequence[Path], metrics: Sequen
         write_json(metrics_out, leaderboard.headline_metrics(groups))
     groups = leaderboard.attach_results(groups, [read_json(p) for p in metrics] + floor_documents)
     groups = leaderboard.attach_intervals(groups, [read_json(p) for p in uncertainty])
+    groups = leaderboard.attach_slices(groups, [read_json(p) for p in slices])
     markdown = results_markdown.to_markdown(groups, tables_label or str(tables))
     write_text(stem.with_suffix(".csv"), results_csv.to_csv(groups))
     write_text(stem.with_suffix(".md"), markdown)
     write_json(stem.with_suffix(".json"), {"groups": groups})
     write_text(stem.with_suffix(".html"), results_page.to_html(groups))
     texts = {tables / name: text for name, text in results_markdown.report_tables(groups).items()}
-    atomic_write_texts({**texts, tables / "long.csv": results_csv.to_long_csv(groups)})
+    atomic_write_texts({**texts, tables / "long.csv": results_csv.to_long_csv(groups),
+                        tables / "slices.csv": results_csv.to_slices_csv(groups)})
     return markdown

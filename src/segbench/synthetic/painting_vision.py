@@ -2,7 +2,7 @@
 
     <out>/images/<frame_id>.jpg   RGB frame (JPEG, quality 92)
     <out>/labels/<frame_id>.png   'L' PNG: class ids 0..9, 255 = void
-    <out>/frames.csv              frame_id,wall_id,split (split by wall)
+    <out>/frames.csv              frame_id,wall_id,split,lighting (split by wall; lighting per wall)
 
 Each wall is one drawn room-wall scene. The scene is drawn as a material map (a finer label map,
 so that parts of one class, such as window frame and glass, can look different), the image is
@@ -25,7 +25,7 @@ from . import empty_output_folder
 
 FRAME_SIZES = ((640, 480), (480, 640), (560, 420), (512, 384))  # (width, height)
 SCENE_SCALE = 1.5  # a scene is this much larger than its frames; frames are crops of it
-FRAMES_CSV_HEADER = "frame_id,wall_id,split"
+FRAMES_CSV_HEADER = "frame_id,wall_id,split,lighting"  # lighting: a metadata column (slices)
 SPLITS = ("train", "val", "test")
 VAL_SHARE, TEST_SHARE = 2 / 14, 4 / 14  # 8/2/4 walls out of 14
 VOID = 255
@@ -112,7 +112,7 @@ class Layout:
 
 
 def build_dataset(out_dir: Path, seed: int = 0, walls: int = 14, frames_per_wall: int = 4) -> list[dict]:
-    """Write the dataset; return the frames.csv rows as dicts (frame_id, wall_id, split).
+    """Write the dataset; return the frames.csv rows as dicts (frame_id, wall_id, split, lighting).
 
     `out_dir` must be absent or empty, so that no stale frame outlives a rebuild.
     """
@@ -126,13 +126,14 @@ def build_dataset(out_dir: Path, seed: int = 0, walls: int = 14, frames_per_wall
     rows = []
     for index, (wall_id, split) in enumerate(zip(wall_ids, splits)):
         rng = np.random.default_rng([seed, WALL_STREAM, index])
-        for frame_number, (image, label) in enumerate(_wall_frames(rng, frames_per_wall), start=1):
+        frames, lighting = _wall_frames(rng, frames_per_wall)
+        for frame_number, (image, label) in enumerate(frames, start=1):
             frame_id = f"{wall_id}_f{frame_number:0{len(str(frames_per_wall))}d}"
             image.save(out_dir / "images" / f"{frame_id}.jpg", format="JPEG", **JPEG_OPTIONS)
             label.save(out_dir / "labels" / f"{frame_id}.png", format="PNG")
-            rows.append({"frame_id": frame_id, "wall_id": wall_id, "split": split})
+            rows.append({"frame_id": frame_id, "wall_id": wall_id, "split": split, "lighting": lighting})
     rows.sort(key=lambda row: row["frame_id"])
-    lines = [FRAMES_CSV_HEADER] + [f"{row['frame_id']},{row['wall_id']},{row['split']}" for row in rows]
+    lines = [FRAMES_CSV_HEADER] + [",".join(row.values()) for row in rows]
     (out_dir / "frames.csv").write_text("\n".join(lines) + "\n", encoding="utf-8", newline="\n")
     return rows
 
@@ -156,13 +157,18 @@ def _wall_splits(seed: int, walls: int) -> list[str]:
 # --- one wall: scene, rendering, frames ---------------------------------------------------------
 
 
-def _wall_frames(rng: np.random.Generator, count: int) -> list[tuple[Image.Image, Image.Image]]:
-    """(RGB image, 'L' label) for each frame of one wall: crops of one scene at different scales."""
+def _wall_frames(rng: np.random.Generator, count: int) -> tuple[list[tuple[Image.Image, Image.Image]], str]:
+    """(RGB image, 'L' label) for each frame of one wall: crops of one scene at different scales;
+    and the wall's lighting, read off its rendered scene (lit_from_left or lit_from_right: the
+    brighter half), the metadata column that frames.csv carries for slices."""
     frame_width, frame_height = FRAME_SIZES[rng.integers(len(FRAME_SIZES))]
     scene_size = (round(frame_width * SCENE_SCALE), round(frame_height * SCENE_SCALE))
     material, void = _draw_scene(rng, *scene_size)
     label = np.where(void, VOID, CLASS_OF_MATERIAL[material]).astype(np.uint8)
-    scene_image = Image.fromarray(_to_uint8(_render(rng, material)))
+    scene = _to_uint8(_render(rng, material))
+    scene_image = Image.fromarray(scene)
+    half = scene.shape[1] // 2
+    lighting = "lit_from_left" if scene[:, :half].mean() > scene[:, -half:].mean() else "lit_from_right"
     scene_label = Image.fromarray(label)
     sensor_noise = rng.uniform(1.5, 4.0)
     size = (frame_width, frame_height)
@@ -171,7 +177,7 @@ def _wall_frames(rng: np.random.Generator, count: int) -> list[tuple[Image.Image
         image = np.asarray(scene_image.resize(size, Image.Resampling.BICUBIC, box=box), dtype=np.float32)
         image = image + rng.normal(0.0, sensor_noise, image.shape)
         frames.append((Image.fromarray(_to_uint8(image)), scene_label.resize(size, Image.Resampling.NEAREST, box=box)))
-    return frames
+    return frames, lighting
 
 
 def _frame_boxes(rng: np.random.Generator, label: np.ndarray, count: int) -> list[Box]:

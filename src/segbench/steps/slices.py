@@ -1,0 +1,41 @@
+"""Every metric per slice of the frames' metadata (the benchmark's `slices`), with bootstrap
+intervals and paired comparisons against the baseline and the floor, from stored counts and the
+frame index (which holds each frame's group and metadata)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ..core.benchmark import Benchmark
+from ..core.bootstrap import CONFIDENCE
+from ..core.slices import MIN_UNITS, slice_results
+from ..io.fileio import write_json
+from ..records.frameindex import read_index
+from .comparison import comparison_subjects
+from .counts import counts_split
+
+
+def slices(benchmark: Benchmark, counts: Sequence[Path], baseline: Sequence[Path], floor: Sequence[Path],
+           index: Path, resamples: int, seed: int, out: Path) -> dict[str, Any]:
+    subjects = comparison_subjects(benchmark, counts, baseline, floor)
+    frames = read_index(index, benchmark.name)["frames"]
+    model = subjects["model"]
+    document = {
+        "benchmark": benchmark.name,
+        "split": counts_split(counts[0]),
+        "model": model.name,
+        "method": "percentile bootstrap over the groups inside each slice (resampled with replacement, counts summed)",
+        "group_key": benchmark.group_key,
+        "resamples": resamples,
+        "seed": seed,
+        "confidence": CONFIDENCE,
+        "min_units": MIN_UNITS,
+        "slicings": slice_results(
+            benchmark, model, {"baseline": subjects["baseline"], "floor": subjects["floor"]},
+            {e["frame_id"]: e["group_id"] for e in frames}, {e["frame_id"]: e["meta"] for e in frames},
+            resamples, seed),
+    }
+    write_json(out, document)
+    return document
