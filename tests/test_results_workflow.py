@@ -109,6 +109,29 @@ def test_every_metric_in_the_results_the_spec_fields_in_the_record(repo):
     assert max(len(line) for line in compact.splitlines()) <= 100 and "aAcc" not in compact
 
 
+def test_slices_of_the_embedded_default(repo):
+    # Painting Vision's test walls: w07 lit from the left, w08, w09, w12 from the right.
+    document = json.loads((repo / RESULTS / "best" / "slices.json").read_text())
+    left, right = document["slicings"]["lighting"]["slices"]
+    assert (left["slice"], left["frames"], left["units"]) == ("lit_from_left", 4, 1)
+    assert left["interval_note"].startswith("1 wall_id unit: too few to resample")
+    assert left["intervals"]["shared_metrics.mIoU"]["low"] is None
+    assert (right["slice"], right["frames"], right["units"], right["interval_note"]) == ("lit_from_right", 12, 3, None)
+    miou = right["intervals"]["shared_metrics.mIoU"]
+    assert miou["low"] <= right["results"]["shared_metrics"]["mIoU"] == miou["value"] <= miou["high"]
+    assert right["comparisons"]["baseline"]["against"] == "segformer-ade"
+    # IDD's two test drives are one per part: values, no intervals
+    idd = json.loads((repo / "results/idd20k-icvgip2020/test/idd-best/slices.json").read_text())
+    assert [(s["slice"], s["units"]) for s in idd["slicings"]["part"]["slices"]] == [("I", 1), ("II", 1)]
+    board = json.loads((repo / "results" / "leaderboard.json").read_text())
+    (group,) = [g for g in board["groups"] if g["benchmark"] == "painting-vision"]
+    best = next(r for r in group["rows"] if r["model"] == "best")
+    assert best["slices"] == document["slicings"]
+    assert any(line.startswith("painting-vision,test,best,lighting,lit_from_right,12,3,shared_metrics,mIoU,,")
+               for line in (repo / "results" / "tables" / "slices.csv").read_text().splitlines())
+    assert 'class="slice-selector"' in (repo / "results" / "leaderboard.html").read_text()
+
+
 def test_bootstrap_is_reproducible(repo, config):
     first = (repo / RESULTS / "best" / "uncertainty.json").read_bytes()
     counts = sorted(str(p.relative_to(repo)) for p in (repo / RESULTS / "best" / "counts").glob("*.parquet"))
