@@ -35,50 +35,71 @@ MAX_LABELS = 253  # label codes 0..254: lut + 2 (INVALID -2 -> 0, DROP -1 -> 1, 
 
 
 @numba.njit(nogil=True, cache=True, boundscheck=False)
-def _band(raw: np.ndarray, lut: np.ndarray, d: int) -> np.ndarray:
-    """(H, W) uint8: 1 where the (2d+1)^2 window of the label map lut[raw] holds another label or
-    leaves the image.
+def _row_verdicts(raw: np.ndarray, code: np.ndarray, d: int, verdict: np.ndarray) -> None:
+    """verdict[y, x] = the label when the row window [x-d, x+d] lies in one run of it, else
+    NOT_UNIFORM. Runs end where a row ends or the label changes; label changes are found 8
+    pixels at a time (a word against itself shifted by one pixel), so a run costs its ends, and
+    its verdicts are three fills."""
+    h, w = raw.shape
+    flat, out = raw.reshape(-1), verdict.reshape(-1)
+    words = flat.size // 8
+    packed = flat[: words * 8].view(np.uint64)
+    start = 0  # the current run's first pixel
+    row_end = w - 1  # the current row's last pixel
+    for i in range(words + 1):
+        first = i * 8
+        if i + 1 < words and row_end >= first + 8:
+            word = packed[i]
+            if word == ((word >> np.uint64(8)) | (packed[i + 1] << np.uint64(56))):
+                continue  # pixels first..first+8 all hold one raw value: no run ends here
+        for p in range(first, min(first + 8, flat.size)):
+            if p == row_end or (flat[p] != flat[p + 1] and code[flat[p]] != code[flat[p + 1]]):
+                end = p + 1
+                inner = min(start + d, end)
+                out[start:inner] = NOT_UNIFORM
+                if end - d > start + d:  # the run covers these pixels' row windows
+                    out[start + d:end - d] = code[flat[start]]
+                tail = max(end - d, inner)
+                out[tail:end] = NOT_UNIFORM
+                start = end
+                if p == row_end:
+                    row_end += w
 
-    Two run-length passes: a pixel's row window is uniform when a run of its label covers it;
-    its full window is uniform when those row verdicts (the label, or NOT_UNIFORM) agree over the
-    2d+1 rows around it, i.e. the column's run of one verdict reaching d rows below is long
-    enough."""
+
+@numba.njit(nogil=True, cache=True, boundscheck=False)
+def _band(raw: np.ndarray, lut: np.ndarray, d: int, verdict: np.ndarray, band: np.ndarray) -> None:
+    """band (H, W) uint8 := 1 where the (2d+1)^2 window of the label map lut[raw] holds another
+    label or leaves the image, else 0; `verdict` is scratch of the same shape. Both are the
+    caller's (reused: a fresh frame-sized array costs its page faults, as much as the pass).
+
+    Two passes: the row verdicts (_row_verdicts); then, down each column, the count of rows of
+    one verdict ending at row y (saturating at 2d+1): row y-d's window is uniform when that
+    count reaches 2d+1 and the verdict is a label. The column pass is branch-free over a row,
+    so it runs as vector instructions."""
     h, w = raw.shape
     span = 2 * d + 1
-    band = np.ones((h, w), np.uint8)
     if h < span or w < span:
-        return band
+        band[:] = 1
+        return
+    band[:d] = 1
+    band[h - d:] = 1
     code = np.empty(256, np.uint8)
     for v in range(256):
         code[v] = np.uint8(lut[v] + 2)
-    verdict = np.empty((h, w), np.uint8)
-    for y in range(h):
-        x = 0
-        while x < w:
-            value = raw[y, x]
-            label = code[value]
-            end = x + 1
-            while end < w and (raw[y, end] == value or code[raw[y, end]] == label):
-                end += 1
-            stop = min(x + d, end)
-            for inner in range(x, stop):
-                verdict[y, inner] = NOT_UNIFORM
-            for inner in range(x + d, end - d):  # the run [x, end) covers these pixels' row windows
-                verdict[y, inner] = label
-            for inner in range(max(end - d, stop), end):
-                verdict[y, inner] = NOT_UNIFORM
-            x = end
-    up = np.ones(w, np.int32)  # rows of the same verdict ending at row y, per column
+    _row_verdicts(raw, code, d, verdict)
+    full = np.uint16(span)
+    up = np.ones(w, np.uint16)  # rows of the same verdict ending at row y, per column, at most span
     for y in range(1, h):
-        for x in range(w):
-            value = verdict[y, x]
-            if value == verdict[y - 1, x]:
-                up[x] += 1
-                if up[x] >= span and value != NOT_UNIFORM:  # rows y-2d..y agree: row y-d's window is uniform
-                    band[y - d, x] = 0
-            else:
-                up[x] = 1
-    return band
+        current, above = verdict[y], verdict[y - 1]
+        if y >= 2 * d:
+            out = band[y - d]
+            for x in range(w):
+                count = min(np.uint16(current[x] == above[x]) * up[x] + np.uint16(1), full)
+                up[x] = count
+                out[x] = np.uint8(count < full) | np.uint8(current[x] == NOT_UNIFORM)
+        else:
+            for x in range(w):
+                up[x] = min(np.uint16(current[x] == above[x]) * up[x] + np.uint16(1), full)
 
 
 @numba.njit(nogil=True, cache=True, boundscheck=False)
@@ -130,12 +151,27 @@ def _count_band_cells(gt: np.ndarray, pred: np.ndarray, gt_band: np.ndarray, pre
     return cells, counts
 
 IDENTITY = np.arange(256, dtype=np.int32)
-_buffers = threading.local()  # one zeroed table per thread, cleared by the kernel after use
+# Per thread: a zeroed table the count kernel clears after use, and frame-sized arrays for the
+# verdicts and the two bands, kept while frames keep their size.
+_buffers = threading.local()
 
 
 def band(labels: np.ndarray, d: int) -> np.ndarray:
     """(H, W) bool: the band of a uint8 label map."""
-    return _band(np.ascontiguousarray(labels, dtype=np.uint8), IDENTITY, int(d)).astype(bool)
+    labels = np.ascontiguousarray(labels, dtype=np.uint8)
+    out = np.empty(labels.shape, np.uint8)
+    _band(labels, IDENTITY, int(d), np.empty_like(out), out)
+    return out.astype(bool)
+
+
+def _frame_buffers(shape: tuple[int, int]) -> dict:
+    buffers = _buffers.__dict__
+    if not buffers:
+        buffers["hist"], buffers["seen"] = np.zeros(4 << 16, np.int64), np.empty(4 << 16, np.uint32)
+    if buffers.get("shape") != shape:
+        buffers["shape"] = shape
+        buffers["verdict"], buffers["gt"], buffers["pred"] = (np.empty(shape, np.uint8) for _ in range(3))
+    return buffers
 
 
 def band_cells(gt: np.ndarray, pred: np.ndarray, gt_lut: np.ndarray, pred_lut: np.ndarray,
@@ -148,11 +184,10 @@ def band_cells(gt: np.ndarray, pred: np.ndarray, gt_lut: np.ndarray, pred_lut: n
     GT_BAND | PRED_BAND, counts int64.
     """
     gt, pred = np.ascontiguousarray(gt), np.ascontiguousarray(pred)
-    gt_band = _band(gt, np.asarray(gt_lut, np.int32), int(d))
-    pred_band = _band(pred, np.asarray(pred_lut, np.int32), int(d))
-    buffers = _buffers.__dict__
-    if not buffers:
-        buffers["hist"], buffers["seen"] = np.zeros(4 << 16, np.int64), np.empty(4 << 16, np.uint32)
+    buffers = _frame_buffers(gt.shape)
+    gt_band, pred_band = buffers["gt"], buffers["pred"]
+    _band(gt, np.asarray(gt_lut, np.int32), int(d), buffers["verdict"], gt_band)
+    _band(pred, np.asarray(pred_lut, np.int32), int(d), buffers["verdict"], pred_band)
     return _count_band_cells(gt.reshape(-1), pred.reshape(-1), gt_band.reshape(-1), pred_band.reshape(-1),
                              buffers["hist"], buffers["seen"])
 
