@@ -10,7 +10,6 @@ from segbench.io import maskio
 from segbench.protocols.definitions import load_benchmark
 from segbench.stages import audit as audit_module
 from segbench.stages.audit import audit_dataset, average_hash
-from segbench.stages.audit_report import AuditReport, Finding
 
 
 @pytest.fixture(scope="module")
@@ -398,16 +397,3 @@ def test_write_and_raise(tmp_path, benchmark):
         "  [unlisted-file] images/stray.png: file not listed in frames.csv\n"
         f"full report: {json_path}"
     )
-
-
-def test_raise_summary_is_capped(tmp_path):
-    findings = [
-        Finding("missing-label", "error", f"frame 'f{i:02d}': no label", (f"f{i:02d}",), ("w",)) for i in range(25)
-    ]
-    report = AuditReport(tmp_path, "painting-vision", "test", {"test": {"frames": 25, "walls": 1}}, findings)
-    with pytest.raises(AuditFailed) as exc:
-        report.raise_if_failed(tmp_path / "audit.json")
-    lines = str(exc.value).splitlines()
-    assert lines[0] == f"dataset audit of {tmp_path} failed with 25 error(s):"
-    assert lines[1:21] == [f"  [missing-label] frame 'f{i:02d}': no label" for i in range(20)]
-    assert lines[21:] == ["  ... and 5 more", f"full report: {tmp_path / 'audit.json'}"]

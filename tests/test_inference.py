@@ -2,135 +2,23 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 import torch
-import torch.nn.functional as F
-from PIL import Image
 
+from inference_fixtures import FakeModel, png_bytes, random_rgb, read_png, write_frame
 from test_models import make_segformer
 
-from segbench.datasets.base import Frame
 from segbench.errors import SegbenchError
 from segbench.protocols.definitions import load_benchmark, load_label_space
-from segbench.stages import inference_resize
 from segbench.stages.inference import run_inference
-from segbench.stages.inference_geometry import Geometry, frame_geometry, make_batches, padded_size, resized_size
-from segbench.stages.inference_resize import bilinear, logits_to_mask
+from segbench.stages.inference_geometry import frame_geometry
 from segbench.models import load_model
 from segbench.models.architectures import build
-from segbench.models.base import Normalization, SegmentationModel, space_from_names
 from segbench.models.checkpoint import save_checkpoint
 from segbench.models.torchscript import save_torchscript
 
 NORM = {"mean": [0.5, 0.25, 0.75], "std": [0.25, 0.5, 0.125]}
-
-
-class FakeModel(SegmentationModel):
-    """Logits computed by `fn` from the normalised batch; records every batch it is given."""
-
-    kind = "fake"
-
-    def __init__(self, classes: int, stride: int, fn, mean=(0.0, 0.0, 0.0), std=(1.0, 1.0, 1.0)):
-        self.source = Path("fake-model")
-        self.label_space = space_from_names("fake", [f"c{i}" for i in range(classes)], "test")
-        self.stride = stride
-        self.device = torch.device("cpu")
-        self.normalization = Normalization(tuple(mean), tuple(std))
-        self.fn = fn
-        self.inputs: list[torch.Tensor] = []
-
-    def logits(self, images: torch.Tensor) -> torch.Tensor:
-        self.inputs.append(images.clone())
-        return self.fn(self.normalization.apply(images))
-
-
-def write_frame(root: Path, frame_id: str, rgb: np.ndarray, label_hw: tuple[int, int] | None = None) -> Frame:
-    (root / "images").mkdir(parents=True, exist_ok=True)
-    (root / "labels").mkdir(parents=True, exist_ok=True)
-    image = root / "images" / f"{frame_id}.png"
-    label = root / "labels" / f"{frame_id}.png"
-    Image.fromarray(rgb).save(image)
-    Image.fromarray(np.zeros(label_hw or rgb.shape[:2], dtype=np.uint8)).save(label)
-    return Frame(frame_id, "wall-1", "test", image, label)
-
-
-def random_rgb(height: int, width: int, seed: int) -> np.ndarray:
-    return np.random.default_rng(seed).integers(0, 256, size=(height, width, 3), dtype=np.uint8)
-
-
-def read_png(path: Path) -> np.ndarray:
-    with Image.open(path) as image:
-        assert image.mode == "L"
-        return np.asarray(image)
-
-
-# --- resolution arithmetic ------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("hw", "size", "expected"),
-    [
-        ((480, 640), 640, (480, 640)),  # already at the size
-        ((500, 1000), 640, (320, 640)),  # landscape 1000x500 -> 640x320
-        ((1000, 500), 640, (640, 320)),  # portrait
-        ((517, 333), 640, (640, 412)),  # 333 * 640 / 517 = 412.22
-        ((333, 517), 640, (412, 640)),
-        ((5, 8), 4, (3, 4)),  # 2.5 rounds half up (Python's round would give 2)
-        ((1, 1000), 640, (1, 640)),  # never below one pixel
-        ((640, 640), 320, (320, 320)),
-    ],
-)
-def test_resized_size(hw, size, expected):
-    assert resized_size(*hw, size) == expected
-
-
-def test_padded_size():
-    assert padded_size(412, 640, 32) == (416, 640)
-    assert padded_size(320, 640, 8) == (320, 640)
-    assert padded_size(1, 1, 32) == (32, 32)
-
-
-def test_frame_geometry_reads_headers(tmp_path):
-    frame = write_frame(tmp_path, "f", random_rgb(517, 333, 0), label_hw=(600, 400))
-    assert frame_geometry(frame, 640, 32) == Geometry((517, 333), (640, 412), (640, 416), (600, 400))
-
-
-def test_batches_group_by_padded_shape_in_frame_order():
-    a, b = (64, 96), (96, 64)
-    shapes = [a, b, a, a, b, a, a]
-    geometries = [Geometry(s, s, s, s) for s in shapes]
-    assert make_batches(geometries, 2) == [[0, 2], [1, 4], [3, 5], [6]]  # full batches as they fill, then the rest
-    assert make_batches(geometries, 1) == [[i] for i in range(7)]
-    assert make_batches(geometries, 10) == [[0, 2, 3, 5, 6], [1, 4]]
-
-
-# --- logit resampling -----------------------------------------------------------------
-
-
-@pytest.mark.parametrize("out_size", [(20, 33), (5, 4), (7, 11), (3, 40)])
-def test_bilinear_matches_interpolate(out_size):
-    x = torch.randn(3, 7, 11, generator=torch.Generator().manual_seed(0))
-    reference = F.interpolate(x[None], size=out_size, mode="bilinear", align_corners=False)[0]
-    torch.testing.assert_close(bilinear(x, out_size), reference, rtol=0, atol=1e-5)
-
-
-def test_bilinear_window_is_the_same_values():
-    x = torch.randn(4, 9, 13, generator=torch.Generator().manual_seed(1))
-    full = bilinear(x, (30, 41))
-    assert torch.equal(bilinear(x, (30, 41), (3, 17), (5, 40)), full[:, 3:17, 5:40])
-    assert torch.equal(bilinear(x, (9, 13)), x)  # the same size is the identity, exactly
-
-
-def test_banding_does_not_change_the_mask(monkeypatch):
-    logits = torch.randn(5, 20, 30, generator=torch.Generator().manual_seed(2))
-    geometry = Geometry((40, 60), (40, 60), (48, 64), (97, 143))
-    whole = logits_to_mask(logits, geometry)
-    monkeypatch.setattr(inference_resize, "BAND_ELEMENTS", 5 * 200)  # a band of a few rows
-    assert np.array_equal(logits_to_mask(logits, geometry), whole)
-    assert whole.shape == (97, 143) and whole.dtype == np.uint8
 
 
 # --- exact geometry through run_inference --------------------------------------------
@@ -238,10 +126,6 @@ def shard(tmp_path_factory):
     frames = [write_frame(root, f"same{i}", random_rgb(96, 128, 10 + i)) for i in range(5)]
     frames.insert(2, write_frame(root, "other", random_rgb(100, 128, 20)))  # pads to another shape
     return frames
-
-
-def png_bytes(paths: list[Path]) -> dict[str, bytes]:
-    return {p.stem: p.read_bytes() for p in paths}
 
 
 def test_batch_composition_does_not_change_masks(tiny_models, shard, tmp_path):

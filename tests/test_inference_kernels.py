@@ -10,9 +10,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from test_inference import FakeModel, png_bytes, random_rgb, write_frame
+from inference_fixtures import FakeModel, png_bytes, random_rgb, write_frame
 
-from segbench.stages import inference, inference_kernels as kernels, inference_resize
+from segbench.stages import inference, inference_kernels as kernels
 from segbench.stages.inference import run_inference
 from segbench.stages.inference_geometry import Geometry, frame_geometry
 from segbench.stages.inference_resize import bilinear, device_mask, interpolation_matrix, mask_from_array
@@ -116,14 +116,6 @@ def test_cpu_masks_match_the_torch_path(logits_hw, geometry):
     clear = (top2[0] - top2[1] > 1e-4).numpy()
     assert clear.mean() > 0.99
     assert np.array_equal(cpu_mask[clear], torch_mask[clear])
-
-
-def test_banding_does_not_change_the_device_mask(monkeypatch):
-    logits = torch.randn(5, 20, 30, generator=torch.Generator().manual_seed(2))
-    geometry = Geometry((40, 60), (40, 60), (48, 64), (97, 143))
-    whole = device_mask(logits, geometry)
-    monkeypatch.setattr(inference_resize, "BAND_ELEMENTS", 5 * 200)  # a band of a few rows
-    assert torch.equal(device_mask(logits, geometry), whole)
 
 
 def test_place_is_collate_of_load_input(tmp_path):

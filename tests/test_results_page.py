@@ -1,0 +1,104 @@
+"""The static results page (segbench.stages.results_page), also in a real headless browser."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from browser import chromium, console_errors, probe
+from results_fixtures import groups, sliced
+from segbench.stages import results_page
+
+
+def test_page_is_self_contained():
+    page = results_page.to_html(groups())
+    assert "http://" not in page and "https://" not in page and "src=" not in page and "<link" not in page
+    assert page.count('<table class="leaderboard"') == 2
+    assert page.count("<details") == 4 and " open" not in page  # one per report and group, collapsed
+    assert page.count('<table class="detail"') == 4 + 2  # each report's scalars; main's dice by class, twice
+
+
+@pytest.mark.skipif(chromium() is None and not os.environ.get("SEGBENCH_REQUIRE_CHROMIUM"),
+                    reason="needs Debian's chromium (apt-get install chromium)")
+def test_page_in_a_headless_browser(tmp_path):
+    page = tmp_path / "leaderboard.html"
+    page.write_text(results_page.to_html(groups()))
+    found, stderr = probe(page, ["model", "main.mIoU", "vs_floor"], tmp_path)
+    assert found["errors"] == [] and console_errors(stderr) == []
+    first, second = found["tables"]
+    assert (first["benchmark"], second["benchmark"]) == ("bench-a", "bench-b")
+    assert first["initial"] == ["alpha", "base", "gamma", "floor"]  # ranked by the headline, floor last
+    assert second["initial"] == ["other", "floor"]
+    ascending, descending = first["clicks"]["model"]
+    assert ascending == {"order": ["alpha", "base", "floor", "gamma"], "sort": "ascending"}
+    assert descending == {"order": ["gamma", "floor", "base", "alpha"], "sort": "descending"}
+    ascending, descending = first["clicks"]["main.mIoU"]
+    assert ascending["order"] == ["gamma", "floor", "base", "alpha"]  # numeric, not text, order
+    assert descending["order"] == ["alpha", "base", "floor", "gamma"]
+    ascending, descending = first["clicks"]["vs_floor"]
+    assert ascending["order"][:3] == ["gamma", "base", "alpha"] and ascending["order"][-1] == "floor"  # empty last
+
+
+@pytest.mark.skipif(chromium() is None and not os.environ.get("SEGBENCH_REQUIRE_CHROMIUM"),
+                    reason="needs Debian's chromium (apt-get install chromium)")
+def test_collapsed_tables_sort_in_a_headless_browser(tmp_path):
+    page = tmp_path / "leaderboard.html"
+    page.write_text(results_page.to_html(groups()))
+    found, stderr = probe(page, ["main.acc", "gamma"], tmp_path, selector="table.detail")
+    assert found["errors"] == [] and console_errors(stderr) == []
+    tables = {(t["benchmark"], t["report"], t["metric"]): t for t in found["tables"]}
+    assert all(t["collapsed"] for t in found["tables"])
+    scalars = tables[("bench-a", "main", "")]
+    assert scalars["initial"] == ["alpha", "base", "gamma", "floor"]
+    ascending, descending = scalars["clicks"]["main.acc"]
+    assert ascending["order"] == ["gamma", "floor", "base", "alpha"] and descending["order"] == ["alpha", "base", "floor", "gamma"]
+    by_class = tables[("bench-a", "main", "dice")]
+    assert by_class["initial"] == ["road", "sky"]
+    ascending, _ = by_class["clicks"]["gamma"]
+    assert ascending["order"] == ["road", "sky"]  # sky is undefined: empty values sort last
+
+
+SLICE_ACTIONS = """
+(function () {
+  var select = document.querySelector('select.slice-selector');
+  function visible() {
+    return Array.prototype.filter.call(select.closest('details').querySelectorAll('div.slice'),
+      function (d) { return !d.hidden; }).map(function (d) {
+        var rows = d.querySelectorAll('tbody tr');
+        return {slice: d.getAttribute('data-slicing') + '=' + d.getAttribute('data-value'),
+                models: Array.prototype.map.call(rows, function (r) { return r.getAttribute('data-model'); }),
+                first: Array.prototype.map.call(rows[0].cells, function (c) { return c.textContent; })};
+      });
+  }
+  var found = {options: Array.prototype.map.call(select.options, function (o) { return o.textContent; }),
+               initial: visible()};
+  select.value = '1';
+  select.dispatchEvent(new Event('change'));
+  found.after = visible();
+  window.__actions = found;
+})();
+"""
+
+
+@pytest.mark.skipif(chromium() is None and not os.environ.get("SEGBENCH_REQUIRE_CHROMIUM"),
+                    reason="needs Debian's chromium (apt-get install chromium)")
+def test_slice_selector_in_a_headless_browser(tmp_path):
+    page = tmp_path / "board.html"
+    page.write_text(results_page.to_html(sliced()))
+    found, stderr = probe(page, ["main.mIoU"], tmp_path, selector="table.detail[data-slice]", actions=SLICE_ACTIONS)
+    assert found["errors"] == [] and console_errors(stderr) == []
+    actions = found["actions"]
+    assert actions["options"] == ["lighting = left", "lighting = right", "lighting = missing"]
+    assert [v["slice"] for v in actions["initial"]] == ["lighting=left"]  # one slice shown at a time
+    first = actions["initial"][0]["first"]
+    assert first[:3] == ["alpha", "2", "1"] and first[3] == "0.5000" and first[4] == "+0.2000"
+    assert first[6].startswith("1 wall_id unit: too few to resample")
+    after = actions["after"]
+    assert [v["slice"] for v in after] == ["lighting=right"] and after[0]["models"] == ["alpha", "gamma"]
+    assert after[0]["first"][3] == "0.7000 [0.6000, 0.8000]" and after[0]["first"][4] == "+0.1000 [+0.0500, +0.1500] ✱"
+    left = found["tables"][0]  # the slices' tables in page order: left first, sortable like the others
+    assert left["headers"][:7] == ["model", "frames", "units", "main.mIoU", "vs_baseline", "vs_floor", "interval_note"]
+    assert left["headers"][7:] == ["main.acc", "second.aAcc"]
+    assert [c["order"] for c in left["clicks"]["main.mIoU"]] == [["gamma", "alpha"], ["alpha", "gamma"]]
+    assert left["collapsed"] is True and len(found["tables"]) == 3
