@@ -23,7 +23,8 @@ from ..datasets.base import Frame
 from ..errors import SegbenchError
 from ..io.maskio import read_mask
 from ..io.parallel import workers
-from ..records.intake import Predictions, open_predictions, read_prediction
+from ..records.intake import open_predictions, read_prediction
+from ..records.predictions import Predictions
 
 
 def resize_nearest(mask: np.ndarray, size: tuple[int, int]) -> np.ndarray:

@@ -31,7 +31,8 @@ from ..io.archives import LIMITS, refuse
 from ..io.fileio import atomic_path
 from ..io.maskio import decode_mask, image_size, png_header
 from ..records import provenance
-from ..records.intake import UPLOAD_META, ArchivePredictions, check_prediction_header, open_predictions, read_prediction
+from ..records.intake import check_prediction_header, open_predictions, read_prediction
+from ..records.prediction_archive import UPLOAD_META, ArchivePredictions
 
 
 def manifest_frames(benchmark: Benchmark, manifest: Path, split: str) -> tuple[list[Frame], str]:

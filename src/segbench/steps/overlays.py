@@ -11,9 +11,10 @@ import numpy as np
 from ..core.benchmark import Benchmark
 from ..datasets.base import Frame
 from ..errors import SegbenchError
+from ..io.archives import is_archive
 from ..io.fileio import write_json
 from ..io.maskio import read_mask, read_rgb
-from ..records.intake import is_archive, open_predictions, read_prediction
+from ..records.intake import open_predictions, read_prediction
 from ..stages import overlays
 from ..stages.plots import render_not_applicable
 from ..stages.scoring import evaluated_masks

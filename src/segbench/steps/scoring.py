@@ -14,7 +14,8 @@ from ..datasets import require_labels
 from ..datasets.base import Frame
 from ..errors import SegbenchError
 from ..records.countsio import write_counts
-from ..records.intake import UPLOAD_META, ArchivePredictions, open_predictions
+from ..records.intake import open_predictions
+from ..records.prediction_archive import UPLOAD_META, ArchivePredictions
 from ..stages.scoring import score_constant, score_predictions
 
 
