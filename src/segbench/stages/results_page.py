@@ -1,8 +1,9 @@
 """The results as a static, self-contained HTML page: per comparability group a sortable table of
 the headline, its interval and paired differences, and collapsed sections with every metric.
 
-Its style and script are files of their own beside this module (package data), inlined into the
-page. The script sorts a table when its header is clicked: by each cell's data-sort value
+The page's frame (results_page.html, a string.Template: head, title, the note on reading it),
+its style and its script are files of their own beside this module (package data); the style
+and the script are inlined into the page. The script sorts a table when its header is clicked: by each cell's data-sort value
 (numbers when every value is a number), ascending first, then descending; empty values last.
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 from importlib.resources import files
+from string import Template
 from typing import Any
 
 from .leaderboard import (bootstrap_note, class_names, group_title, interval, mixed_modes, report_keys, report_metrics,
@@ -19,6 +21,8 @@ from .text_table import cell
 
 STYLE = files(__package__).joinpath("results_page.css").read_text(encoding="utf-8")
 SCRIPT = files(__package__).joinpath("results_page.js").read_text(encoding="utf-8")
+# The page around the groups: $title, $style, $groups (each line of HTML ending in a newline), $script.
+PAGE = Template(files(__package__).joinpath("results_page.html").read_text(encoding="utf-8"))
 
 
 def _escape(value: Any) -> str:
@@ -178,25 +182,12 @@ def _slices_details(group: dict[str, Any]) -> str:
 
 
 def to_html(groups: Sequence[dict[str, Any]], title: str = "segbench results") -> str:
-    """A self-contained page (CSS and JS inlined, no network): per comparability triple, a sortable
+    """A self-contained page (results_page.html, its CSS and JS inlined, no network): per comparability triple, a sortable
     table of the headline with its 95% interval, its paired differences against the baseline and
     the floor, the floor row and the beats-floor flag; below it, per report, a collapsed section
     with every other metric and the per-class tables, all sortable; then the slices by metadata,
     one at a time through a selector."""
-    parts = [
-        "<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{_escape(title)}</title>", f"<style>\n{STYLE}</style>", "</head>", "<body>",
-        f"<h1>{_escape(title)}</h1>",
-        '<p class="note">Rows are comparable only within one table: one (benchmark version, taxonomy version, '
-        "dataset_id, split). The floor predicts the benchmark's floor class everywhere; a model that does not beat "
-        "it is flagged <b>NO</b>. Grey brackets: 95% percentile bootstrap interval, resampling the benchmark's "
-        "independent units (never frames). Δ columns: paired bootstrap difference of the ranking metric against "
-        "the baseline and the floor on the same resampled units; ✱ marks an interval that excludes 0. "
-        "Every other metric and the per-class values are in the collapsed sections under each table, and so are "
-        "the slices by metadata (choose one in the selector). "
-        "Click a column header to sort.</p>",
-    ]
+    parts = []
     for index, group in enumerate(groups):
         parts.append(f'<h2 id="group-{index}">{_escape(group_title(group))}</h2>')
         parts.append(f'<p class="meta">dataset_id <code>{_escape(group["dataset_id"])}</code> · ranked by '
@@ -207,5 +198,4 @@ def to_html(groups: Sequence[dict[str, Any]], title: str = "segbench results") -
         parts.append(_main_table(group))
         parts += [_report_details(group, report) for report in report_keys(group)]
         parts.append(_slices_details(group))
-    parts += [f"<script>\n{SCRIPT}</script>", "</body>", "</html>"]
-    return "\n".join(parts) + "\n"
+    return PAGE.substitute(title=_escape(title), style=STYLE, script=SCRIPT, groups="".join(f"{p}\n" for p in parts))
