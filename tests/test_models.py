@@ -394,14 +394,6 @@ def test_segformer_infers_an_exactly_matching_space(segformer_dir, benchmark):
     assert load_model("hf-segformer", segformer_dir, benchmark, None, "cpu").label_space.name == "ade20k"
 
 
-def test_segformer_normalisation_without_rescale(tmp_path):
-    from segbench.models.hf import _normalization
-
-    pre = {"do_rescale": False, "image_mean": [123.675, 116.28, 103.53], "image_std": [58.395, 57.12, 57.375]}
-    assert _normalization(pre, tmp_path) == Normalization((123.675, 116.28, 103.53), (58.395, 57.12, 57.375))
-    assert _normalization({"do_normalize": False}, tmp_path) == Normalization((0.0, 0.0, 0.0), (255.0, 255.0, 255.0))
-
-
 def _fake_segformer(folder: Path, config: dict | None, weights: bool = True, preprocessor: bool = True) -> Path:
     folder.mkdir()
     if config is not None:
