@@ -167,10 +167,11 @@ def _slices_details(group: dict[str, Any]) -> str:
     if not found:
         return ""
     group_key = next((r["uncertainty"]["group_key"] for r in group["rows"] if r.get("uncertainty")), "units")
+    columns = len({key for key, _, _ in found})
     options = "".join(f'<option value="{i}">{_escape(key)} = {_escape(label)}</option>'
                       for i, (key, label, _) in enumerate(found))
     parts = [f'<details class="slices" data-benchmark="{_escape(group["benchmark"])}"><summary>slices by metadata: '
-             f"{len(found)} slices of {len({k for k, _, _ in found})} columns</summary>",
+             f"{len(found)} slices of {columns} metadata column{'s' if columns != 1 else ''}</summary>",
              f'<p class="meta">Every metric on the frames of one slice, from the same counts; intervals resample the '
              f"{_escape(group_key)} units inside the slice, Δ is paired on them. Per-class values: tables/slices.csv."
              f'</p><label>slice <select class="slice-selector">{options}</select></label>']
