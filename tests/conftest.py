@@ -26,7 +26,7 @@ class EmbeddedRun:
 @pytest.fixture(scope="session")
 def embedded_run(tmp_path_factory) -> EmbeddedRun:
     """The one local run of the whole embedded default that the end-to-end modules share."""
-    from test_workflow import run, tracked_copy
+    from workflow_helpers import run, tracked_copy
 
     repo = tracked_copy(tmp_path_factory.mktemp("repo"))
     assert not (repo / "data").exists()  # restored by the workflow's pull rule, from the in-repo remote

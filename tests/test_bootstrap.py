@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from counts_fixtures import FRAMES, counts, floored, frame
+
 from segbench.core.bootstrap import Subject, bootstrap, resample_weights
-from segbench.core.confusion import FrameCounts
 from segbench.core.evaluation import evaluate
 from segbench.errors import SegbenchError
 from segbench.protocols.definitions import load_benchmark
@@ -14,28 +15,7 @@ from segbench.protocols.definitions import load_benchmark
 PV = load_benchmark("painting-vision")
 TEN = PV.ground_truth
 TIER1 = {0: 0, 1: 1, 2: 1, 3: 1, 4: 0, 5: 0, 6: 0, 7: 0, 8: 2, 9: 0}  # 10-class id -> other/wall/window
-
-
-def frame(cells: dict[tuple[int, int], int]) -> np.ndarray:
-    hist = np.zeros((256, 256), dtype=np.int64)
-    for (g, p), n in cells.items():
-        hist[g, p] = n
-    return hist
-
-
-# Three walls, five frames: (frame id, wall, {(gt raw, pred raw): pixels}); 255 is void.
-FRAMES = [
-    ("w1_a", "w1", {(1, 1): 50, (1, 2): 10, (8, 8): 20, (0, 0): 15, (255, 0): 5}),
-    ("w1_b", "w1", {(2, 2): 40, (2, 1): 5, (0, 8): 10, (8, 8): 5}),
-    ("w2_a", "w2", {(2, 2): 30, (2, 0): 30, (0, 0): 40}),
-    ("w3_a", "w3", {(1, 1): 10, (8, 0): 25, (0, 0): 60, (9, 9): 5}),
-    ("w3_b", "w3", {(2, 1): 20, (2, 2): 20, (8, 8): 30, (255, 255): 9}),
-]
 GROUPS = {f: w for f, w, _ in FRAMES}
-
-
-def counts(frames=FRAMES) -> FrameCounts:
-    return FrameCounts.from_histograms([f for f, _, _ in frames], [frame(c) for _, _, c in frames])
 
 
 def reduce(hist: np.ndarray, space: str) -> np.ndarray:
@@ -193,17 +173,6 @@ def test_weights_resample_whole_groups():
     assert weights.shape == (1000, 3) and (weights.sum(axis=1) == 3).all()
     draws = np.random.default_rng(0).integers(0, 3, size=(1000, 3))
     assert (weights == np.stack([np.bincount(r, minlength=3) for r in draws])).all()
-
-
-def floored(frames=FRAMES) -> list:
-    """The all-other predictor (raw 0 everywhere) on the same frames."""
-    out = []
-    for f, w, cells in frames:
-        merged: dict[tuple[int, int], int] = {}
-        for (g, _), n in cells.items():
-            merged[(g, 0)] = merged.get((g, 0), 0) + n
-        out.append((f, w, merged))
-    return out
 
 
 def test_paired_comparison_uses_the_same_walls():

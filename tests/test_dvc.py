@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from test_workflow import only_benchmark, run, label_of_a_test_frame, tracked_copy
+from workflow_helpers import label_of_a_test_frame, only_benchmark, run, tracked_copy
 
 pytestmark = pytest.mark.workflow
 GIT = ["git", "-c", "user.name=segbench-test", "-c", "user.email=test@segbench.invalid"]

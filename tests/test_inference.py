@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from inference_fixtures import FakeModel, png_bytes, random_rgb, read_png, write_frame
-from test_models import make_segformer
+from model_fixtures import make_segformer
 
 from segbench.errors import SegbenchError
 from segbench.protocols.definitions import load_benchmark, load_label_space

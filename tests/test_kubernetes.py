@@ -33,7 +33,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from test_workflow import BIN, ROOT, executed_jobs, run, tracked_copy
+from workflow_helpers import BIN, ROOT, executed_jobs, run, tracked_copy
 
 pytestmark = pytest.mark.workflow
 

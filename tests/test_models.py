@@ -10,6 +10,8 @@ import pytest
 import torch
 from torch import nn
 
+from model_fixtures import make_segformer
+
 from segbench.core.labels import LabelClass, LabelSpace
 from segbench.errors import SegbenchError
 from segbench.models import load_model, model_kinds, output_space
@@ -66,36 +68,6 @@ def model_files(tmp_path_factory, pv10):
 
 def ade_names() -> list[str]:
     return load_label_space("ade20k").names
-
-
-def make_segformer(folder: Path, names: list[str], preprocessor: dict | None = None) -> Path:
-    from transformers import SegformerConfig, SegformerForSemanticSegmentation
-
-    torch.manual_seed(0)
-    config = SegformerConfig(
-        num_channels=3,
-        num_encoder_blocks=4,
-        depths=[1, 1, 1, 1],
-        hidden_sizes=[8, 16, 24, 32],
-        decoder_hidden_size=16,
-        num_attention_heads=[1, 1, 1, 1],
-        num_labels=len(names),
-        id2label=dict(enumerate(names)),
-        label2id={n: i for i, n in enumerate(names)},
-    )
-    SegformerForSemanticSegmentation(config).eval().save_pretrained(folder)
-    pre = {
-        "image_processor_type": "SegformerImageProcessor",
-        "do_resize": True,
-        "size": {"height": 512, "width": 512},
-        "do_rescale": True,
-        "rescale_factor": 1 / 255,
-        "do_normalize": True,
-        "image_mean": [0.485, 0.456, 0.406],
-        "image_std": [0.229, 0.224, 0.225],
-    }
-    (folder / "preprocessor_config.json").write_text(json.dumps(preprocessor or pre))
-    return folder
 
 
 @pytest.fixture(scope="module")

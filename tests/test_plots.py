@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from counts_fixtures import counts, floored
 from PIL import Image
 
 from segbench.core.bootstrap import Subject
 from segbench.protocols.definitions import known_benchmarks, load_benchmark
 from segbench.stages import overlays, plots
-from test_bootstrap import counts, floored
 
 PV = load_benchmark("painting-vision")
 TEN = PV.ground_truth

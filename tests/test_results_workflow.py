@@ -14,7 +14,7 @@ import yaml
 from PIL import Image
 
 from browser import chromium, console_errors, probe
-from test_workflow import run
+from workflow_helpers import run
 
 from segbench.stages import overlays, plots
 
@@ -189,4 +189,4 @@ def test_dvc_plots(repo, config):
 def test_nothing_to_do_after_the_run(repo):
     out = run(repo, "snakemake", "-n", "--quiet", "rules")
     assert "overlays" not in out.stdout and "uncertainty" not in out.stdout and "plot_" not in out.stdout
-    assert sys.executable  # the run used this environment's tools (test_workflow.run puts them on PATH)
+    assert sys.executable  # the run used this environment's tools (workflow_helpers.run puts them on PATH)

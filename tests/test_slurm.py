@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from test_workflow import BIN, only_benchmark, pv_models, run, tracked_copy
+from workflow_helpers import BIN, only_benchmark, pv_models, run, tracked_copy
 
 pytestmark = pytest.mark.workflow
 

@@ -11,39 +11,15 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import yaml
+from workflow_helpers import executed_jobs, label_of_a_test_frame, only_benchmark, pv_models, run, tracked_copy
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
-from repo_copy import tracked_copy  # noqa: E402  (re-exported for the other end-to-end modules)
-
-BIN = Path(sys.executable).parent
 pytestmark = pytest.mark.workflow
-
-
-def only_benchmark(repo: Path, name: str = "painting-vision") -> Path:
-    """Restrict the copy's config to one benchmark and its models (for tests of mechanisms)."""
-    config_path = repo / "config" / "config.yaml"
-    config = yaml.safe_load(config_path.read_text())
-    config["benchmarks"] = {name: config["benchmarks"][name]}
-    config["models"] = {m: config["models"][m] for m in config["benchmarks"][name]["models"]}
-    config_path.write_text(yaml.safe_dump(config, sort_keys=False))
-    return repo
-
-
-def run(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PATH=f"{BIN}:{os.environ['PATH']}", SEGBENCH_ROOT=str(repo))
-    done = subprocess.run(list(args), cwd=repo, env=env, capture_output=True, text=True)
-    if check and done.returncode != 0:
-        raise AssertionError(f"{' '.join(args)} failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-6000:]}")
-    return done
 
 
 def planned_jobs(repo: Path) -> dict[str, int]:
@@ -57,14 +33,6 @@ def planned_jobs(repo: Path) -> dict[str, int]:
     return jobs
 
 
-def executed_jobs(output: str) -> dict[str, int]:
-    """Rule -> how many of its jobs a run executed (from Snakemake's log of the run)."""
-    jobs: dict[str, int] = {}
-    for match in re.finditer(r"^(?:local)?(?:rule|checkpoint) (\w+):$", output, re.M):
-        jobs[match.group(1)] = jobs.get(match.group(1), 0) + 1
-    return jobs
-
-
 def run_jobs(repo: Path, *args: str) -> dict[str, int]:
     """Run the workflow (extra arguments: targets, --configfile, ...) and count the jobs it ran."""
     done = run(repo, "snakemake", "--cores", "2", *args)
@@ -73,18 +41,6 @@ def run_jobs(repo: Path, *args: str) -> dict[str, int]:
 
 def leaderboard(repo: Path) -> dict:
     return json.loads((repo / "results" / "leaderboard.json").read_text())
-
-
-def label_of_a_test_frame(repo: Path) -> Path:
-    """The label file of the first frame of the test split."""
-    rows = [line.split(",") for line in (repo / "data" / "frames.csv").read_text().splitlines()[1:]]
-    frame_id = next(frame for frame, _, split in rows if split == "test")
-    return repo / "data" / "labels" / f"{frame_id}.png"
-
-
-def pv_models(repo: Path) -> list[str]:
-    """The Painting Vision models the copy's config lists."""
-    return yaml.safe_load((repo / "config" / "config.yaml").read_text())["benchmarks"]["painting-vision"]["models"]
 
 
 def model_shards(repo: Path) -> int:

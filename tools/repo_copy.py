@@ -1,6 +1,6 @@
 """A copy of this repository as a fresh clone holds it, for runs that must not touch the checkout.
 
-Used by the end-to-end tests (tests/test_workflow.py and the modules built on it) and by
+Used by the end-to-end tests (through tests/workflow_helpers.py) and by
 benchmarks/workflow_scale.py.
 """
 

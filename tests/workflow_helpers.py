@@ -1,0 +1,56 @@
+"""What the end-to-end modules share: a copy of the repository, running a command in it with this
+environment's tools, the copy's config narrowed, and reading what a run did."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+from repo_copy import tracked_copy  # noqa: E402,F401  (re-exported for the end-to-end modules)
+
+BIN = Path(sys.executable).parent
+
+
+def only_benchmark(repo: Path, name: str = "painting-vision") -> Path:
+    """Restrict the copy's config to one benchmark and its models (for tests of mechanisms)."""
+    config_path = repo / "config" / "config.yaml"
+    config = yaml.safe_load(config_path.read_text())
+    config["benchmarks"] = {name: config["benchmarks"][name]}
+    config["models"] = {m: config["models"][m] for m in config["benchmarks"][name]["models"]}
+    config_path.write_text(yaml.safe_dump(config, sort_keys=False))
+    return repo
+
+
+def run(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PATH=f"{BIN}:{os.environ['PATH']}", SEGBENCH_ROOT=str(repo))
+    done = subprocess.run(list(args), cwd=repo, env=env, capture_output=True, text=True)
+    if check and done.returncode != 0:
+        raise AssertionError(f"{' '.join(args)} failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-6000:]}")
+    return done
+
+
+def executed_jobs(output: str) -> dict[str, int]:
+    """Rule -> how many of its jobs a run executed (from Snakemake's log of the run)."""
+    jobs: dict[str, int] = {}
+    for match in re.finditer(r"^(?:local)?(?:rule|checkpoint) (\w+):$", output, re.M):
+        jobs[match.group(1)] = jobs.get(match.group(1), 0) + 1
+    return jobs
+
+
+def label_of_a_test_frame(repo: Path) -> Path:
+    """The label file of the first frame of the test split."""
+    rows = [line.split(",") for line in (repo / "data" / "frames.csv").read_text().splitlines()[1:]]
+    frame_id = next(frame for frame, _, split in rows if split == "test")
+    return repo / "data" / "labels" / f"{frame_id}.png"
+
+
+def pv_models(repo: Path) -> list[str]:
+    """The Painting Vision models the copy's config lists."""
+    return yaml.safe_load((repo / "config" / "config.yaml").read_text())["benchmarks"]["painting-vision"]["models"]
