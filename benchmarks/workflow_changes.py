@@ -132,7 +132,8 @@ def main(argv: list[str] | None = None) -> int:
         first = rows[1].split(",")[0]
         shutil.copyfile(repo / DATA / "images" / f"{first}.jpg", repo / DATA / "images" / "zz_added.jpg")
         shutil.copyfile(repo / DATA / "labels" / f"{first}.png", repo / DATA / "labels" / "zz_added.png")
-        (repo / DATA / "frames.csv").write_text("\n".join(rows + [f"zz_added,{rows[1].split(',')[1]},test"]) + "\n")
+        _, wall, _, *meta = rows[1].split(",")  # frame_id, wall_id, split, then any metadata columns
+        (repo / DATA / "frames.csv").write_text("\n".join(rows + [",".join(["zz_added", wall, "test", *meta])]) + "\n")
         repin(repo)
 
     def removed_frame() -> None:

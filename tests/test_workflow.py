@@ -9,6 +9,7 @@ each kind of change redoing exactly the work it affects, counted from the jobs t
 from __future__ import annotations
 
 import contextlib
+import csv
 import json
 import os
 import shutil
@@ -181,11 +182,16 @@ def test_unreachable_remote_says_which_and_how_to_fix(tmp_path: Path):
 def test_failing_audit_stops_before_inference(tmp_path: Path, first_run: Path):
     repo = only_benchmark(tracked_copy(tmp_path))
     shutil.copytree(first_run / "data", repo / "data")
-    lines = (repo / "data" / "frames.csv").read_text().splitlines()
-    first_test = next(i for i, line in enumerate(lines) if line.endswith(",test"))
-    test_wall = lines[first_test].split(",")[1]
-    lines[first_test] = lines[first_test].removesuffix(",test") + ",train"  # the wall now crosses splits
-    (repo / "data" / "frames.csv").write_text("\n".join(lines) + "\n")
+    frames = repo / "data" / "frames.csv"
+    reader = csv.DictReader(frames.read_text().splitlines())
+    rows = list(reader)
+    first_test = next(row for row in rows if row["split"] == "test")
+    test_wall = first_test["wall_id"]
+    first_test["split"] = "train"  # the wall now crosses splits
+    with frames.open("w", newline="") as out:
+        writer = csv.DictWriter(out, reader.fieldnames, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
     run(repo, "segbench", "manifest", "--data", "data", "--out", "data_manifest.json")
     out = run(repo, "snakemake", "--cores", "1", check=False)
     assert out.returncode != 0

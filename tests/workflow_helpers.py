@@ -3,6 +3,7 @@ environment's tools, the copy's config narrowed, and reading what a run did."""
 
 from __future__ import annotations
 
+import csv
 import os
 import re
 import subprocess
@@ -46,8 +47,8 @@ def executed_jobs(output: str) -> dict[str, int]:
 
 def label_of_a_test_frame(repo: Path) -> Path:
     """The label file of the first frame of the test split."""
-    rows = [line.split(",") for line in (repo / "data" / "frames.csv").read_text().splitlines()[1:]]
-    frame_id = next(frame for frame, _, split in rows if split == "test")
+    rows = csv.DictReader((repo / "data" / "frames.csv").read_text().splitlines())  # any extra columns too
+    frame_id = next(row["frame_id"] for row in rows if row["split"] == "test")
     return repo / "data" / "labels" / f"{frame_id}.png"
 
 
