@@ -1,4 +1,5 @@
-"""Fixtures shared by the test modules."""
+"""Fixtures shared by the test modules: a dataset of each format on disk, and the one run of the
+embedded default."""
 
 from __future__ import annotations
 
@@ -7,6 +8,47 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from ep_fixtures import CLEAN, make_ep
+from idd_fixtures import make_idd
+from pv_fixtures import clean_frames, make_dataset
+
+
+@pytest.fixture
+def pv_data(tmp_path: Path) -> Path:
+    """A valid Painting Vision dataset (tmp_path/data): two walls per split, every class in every split."""
+    return make_dataset(tmp_path, clean_frames())
+
+
+@pytest.fixture
+def idd_data(tmp_path: Path) -> Path:
+    """An IDD folder (tmp_path/idd) of five hand-made frames on four drives, its masks drawn."""
+    return make_idd(tmp_path)
+
+
+@pytest.fixture
+def ep_data(tmp_path: Path) -> Path:
+    """An EasyPortrait 1.0 download (tmp_path/ep) of five frames: four users, each in one split."""
+    return make_ep(tmp_path, CLEAN)
+
+
+@pytest.fixture(scope="session")
+def synthetic_idd(tmp_path_factory) -> Path:
+    """The embedded default's synthetic IDD20K dataset (segbench.synthetic.idd), built once; read only."""
+    from segbench.synthetic import idd
+
+    out = tmp_path_factory.mktemp("idd") / "data"
+    idd.build_dataset(out)
+    return out
+
+
+@pytest.fixture(scope="session")
+def synthetic_ep(tmp_path_factory) -> Path:
+    """The embedded default's synthetic EasyPortrait dataset (segbench.synthetic.easyportrait), built once; read only."""
+    from segbench.synthetic import easyportrait
+
+    out = tmp_path_factory.mktemp("ep") / "data"
+    easyportrait.build_dataset(out)
+    return out
 
 
 @dataclass(frozen=True)

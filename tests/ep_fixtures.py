@@ -31,6 +31,8 @@ COLUMNS = {
 }
 META_ZIP = {"1.0": Path("annotations/meta.zip"), "2.0": Path("meta.zip")}
 FLAG_OF = {"train": "train", "test": "test", "valid": "val"}
+# A clean download's rows (name, user_id, split): four users, each in one split.
+CLEAN = [("a1", "u1", "train"), ("a2", "u1", "train"), ("b1", "u2", "val"), ("c1", "u3", "test"), ("d1", "u4", "test")]
 
 
 def meta_text(rows, version: str = "1.0", columns=None) -> str:

@@ -34,15 +34,14 @@ def codes(report):
 # ---------------------------------------------------------------- clean data, report format
 
 
-def test_clean_dataset_passes(tmp_path, benchmark):
-    data = make_dataset(tmp_path, clean_frames())
-    report = run(data, benchmark)
+def test_clean_dataset_passes(tmp_path, pv_data, benchmark):
+    report = run(pv_data, benchmark)
     assert report.ok
     assert report.errors == [] and report.warnings == []
     assert report.to_json() == {
         "format": "segbench-audit",
         "version": 1,
-        "data_dir": str(data),
+        "data_dir": str(pv_data),
         "benchmark": "painting-vision",
         "splits_evaluated": ["test"],
         "ok": True,
@@ -56,7 +55,7 @@ def test_clean_dataset_passes(tmp_path, benchmark):
         "findings": [],
     }
     assert report.to_text() == (
-        f"Dataset audit of {data} (benchmark painting-vision, evaluating split 'test')\n"
+        f"Dataset audit of {pv_data} (benchmark painting-vision, evaluating split 'test')\n"
         "Frames: train 3 (2 walls), val 1 (1 walls), test 2 (2 walls)\n"
         "Result: PASSED: 0 error(s), 0 warning(s)\n"
     )
@@ -68,33 +67,30 @@ def test_clean_jpeg_dataset_passes(tmp_path, benchmark):
     assert report.findings == []
 
 
-def test_each_file_decoded_once(tmp_path, benchmark, monkeypatch):
-    data = make_dataset(tmp_path, clean_frames())
+def test_each_file_decoded_once(pv_data, benchmark, monkeypatch):
     opened = []
     real = maskio.open_image
 
     def counting(path):
-        opened.append(path.relative_to(data).as_posix())
+        opened.append(path.relative_to(pv_data).as_posix())
         return real(path)
 
     monkeypatch.setattr(maskio, "open_image", counting)
-    run(data, benchmark)
+    run(pv_data, benchmark)
     assert sorted(opened) == sorted(
         [f"images/{f}.png" for f, *_ in clean_frames()] + [f"labels/{f}.png" for f, *_ in clean_frames()]
     )
 
 
-def test_unknown_split_is_an_error(tmp_path, benchmark):
-    data = make_dataset(tmp_path, clean_frames())
+def test_unknown_split_is_an_error(pv_data, benchmark):
     with pytest.raises(SegbenchError, match=r"unknown split 'dev' for benchmark 'painting-vision'"):
-        run(data, benchmark, "dev")
+        run(pv_data, benchmark, "dev")
 
 
-def test_bad_frames_csv_raises(tmp_path, benchmark):
-    data = make_dataset(tmp_path, clean_frames())
-    (data / "frames.csv").write_text("frame_id,wall,split\n")
+def test_bad_frames_csv_raises(pv_data, benchmark):
+    (pv_data / "frames.csv").write_text("frame_id,wall,split\n")
     with pytest.raises(SegbenchError, match=r"line 1: header is 'frame_id,wall,split'"):
-        run(data, benchmark)
+        run(pv_data, benchmark)
 
 
 # ---------------------------------------------------------------- errors
@@ -134,40 +130,36 @@ def test_same_image_bytes_in_two_splits(tmp_path, benchmark):
     assert finding.walls == ("wA", "wD")
 
 
-def test_frame_listed_with_no_files(tmp_path, benchmark):
-    data = make_dataset(tmp_path, clean_frames())
-    write_csv(data, [(f, w, s) for f, w, s, _ in clean_frames()] + [("ghost", "wG", "val")])
-    report = run(data, benchmark)
+def test_frame_listed_with_no_files(pv_data, benchmark):
+    write_csv(pv_data, [(f, w, s) for f, w, s, _ in clean_frames()] + [("ghost", "wG", "val")])
+    report = run(pv_data, benchmark)
     assert codes(report) == [("missing-image", "error"), ("missing-label", "error")]
     assert report.findings[0].message == "frame 'ghost' (wall 'wG', split val): no image (images/ghost.jpg or .png)"
     assert report.findings[1].message == "frame 'ghost' (wall 'wG', split val): no label (labels/ghost.png)"
     assert all(f.frames == ("ghost",) and f.walls == ("wG",) for f in report.findings)
 
 
-def test_missing_label_only(tmp_path, benchmark):
-    data = make_dataset(tmp_path, clean_frames())
-    (data / "labels" / "b1.png").unlink()
-    report = run(data, benchmark)
+def test_missing_label_only(pv_data, benchmark):
+    (pv_data / "labels" / "b1.png").unlink()
+    report = run(pv_data, benchmark)
     assert codes(report) == [("missing-label", "error")]
     assert report.findings[0].message == "frame 'b1' (wall 'wB', split train): no label (labels/b1.png)"
 
 
-def test_two_images(tmp_path, benchmark):
-    data = make_dataset(tmp_path, clean_frames())
-    write_jpg(data / "images" / "e1.jpg", noise_image("e1", 16, 20))
-    report = run(data, benchmark)
+def test_two_images(pv_data, benchmark):
+    write_jpg(pv_data / "images" / "e1.jpg", noise_image("e1", 16, 20))
+    report = run(pv_data, benchmark)
     finding = only(report, "two-images")
     assert codes(report) == [("two-images", "error")]
     assert finding.message == "frame 'e1' (wall 'wE', split test): two images (images/e1.jpg, images/e1.png); keep one"
     assert (finding.frames, finding.walls) == (("e1",), ("wE",))
 
 
-def test_files_not_listed(tmp_path, benchmark):
-    data = make_dataset(tmp_path, clean_frames())
-    write_png(data / "images" / "stray.png", noise_image("stray", 16, 20))
-    write_png(data / "labels" / "stray.png", ALL_CLASSES)
-    (data / "labels" / "notes").mkdir()
-    report = run(data, benchmark)
+def test_files_not_listed(pv_data, benchmark):
+    write_png(pv_data / "images" / "stray.png", noise_image("stray", 16, 20))
+    write_png(pv_data / "labels" / "stray.png", ALL_CLASSES)
+    (pv_data / "labels" / "notes").mkdir()
+    report = run(pv_data, benchmark)
     assert codes(report) == [("unlisted-file", "error")] * 3
     assert [f.message for f in report.findings] == [
         "images/stray.png: file not listed in frames.csv",
@@ -205,22 +197,20 @@ def test_label_values_outside_taxonomy(tmp_path, benchmark):
     assert report.to_json()["findings"][0]["walls"] == ["wC"]
 
 
-def test_label_not_single_channel(tmp_path, benchmark):
-    data = make_dataset(tmp_path, clean_frames())
-    write_png(data / "labels" / "d1.png", np.stack([ALL_CLASSES] * 3, axis=-1))
-    report = run(data, benchmark)
+def test_label_not_single_channel(pv_data, benchmark):
+    write_png(pv_data / "labels" / "d1.png", np.stack([ALL_CLASSES] * 3, axis=-1))
+    report = run(pv_data, benchmark)
     assert codes(report) == [("label-not-single-channel", "error")]
     assert report.findings[0].message == (
         "frame 'd1' (wall 'wD', split test): label labels/d1.png has mode RGB; expected single-channel 8-bit (L or P)"
     )
 
 
-def test_palette_label_accepted(tmp_path, benchmark):
-    data = make_dataset(tmp_path, clean_frames())
+def test_palette_label_accepted(pv_data, benchmark):
     image = Image.fromarray(ALL_CLASSES, mode="L").convert("P")
     image.putpalette([v for i in range(256) for v in (i, i, i)])
-    image.save(data / "labels" / "d1.png")
-    assert run(data, benchmark).findings == []
+    image.save(pv_data / "labels" / "d1.png")
+    assert run(pv_data, benchmark).findings == []
 
 
 def cut_in_half(path):
@@ -228,14 +218,13 @@ def cut_in_half(path):
     path.write_bytes(raw[: len(raw) // 2])
 
 
-def test_truncated_png_label(tmp_path, benchmark):
-    data = make_dataset(tmp_path, clean_frames())
-    cut_in_half(data / "labels" / "a2.png")
-    report = run(data, benchmark)
+def test_truncated_png_label(pv_data, benchmark):
+    cut_in_half(pv_data / "labels" / "a2.png")
+    report = run(pv_data, benchmark)
     finding = only(report, "unreadable-file")
     assert codes(report) == [("unreadable-file", "error")]
     assert finding.message.startswith(
-        f"frame 'a2' (wall 'wA', split train): {data / 'labels' / 'a2.png'}: unreadable or truncated image"
+        f"frame 'a2' (wall 'wA', split train): {pv_data / 'labels' / 'a2.png'}: unreadable or truncated image"
     )
     assert (finding.frames, finding.walls) == (("a2",), ("wA",))
 
@@ -255,13 +244,12 @@ def test_truncated_image(tmp_path, benchmark, ext):
     assert [c for c, s in codes(report) if s == "error"] == ["unreadable-file"]
 
 
-def test_garbage_image(tmp_path, benchmark):
-    data = make_dataset(tmp_path, clean_frames())
-    (data / "images" / "b1.png").write_bytes(b"this is not an image")
-    report = run(data, benchmark)
+def test_garbage_image(pv_data, benchmark):
+    (pv_data / "images" / "b1.png").write_bytes(b"this is not an image")
+    report = run(pv_data, benchmark)
     assert codes(report) == [("unreadable-file", "error")]
     assert report.findings[0].message == (
-        f"frame 'b1' (wall 'wB', split train): {data / 'images' / 'b1.png'}: not a readable image"
+        f"frame 'b1' (wall 'wB', split train): {pv_data / 'images' / 'b1.png'}: not a readable image"
     )
 
 

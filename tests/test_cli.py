@@ -9,13 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pv_fixtures import clean_frames, make_dataset, write_png
+from pv_fixtures import clean_frames, write_png
 from segbench.commands.cli import COMMANDS, main, parser
-
-
-@pytest.fixture
-def data(tmp_path: Path) -> Path:
-    return make_dataset(tmp_path, clean_frames())
 
 
 TEST_FRAMES = [f for f, _, split, _ in clean_frames() if split == "test"]
@@ -34,9 +29,9 @@ def run(*argv: str) -> int:
     return main([str(a) for a in argv])
 
 
-def test_a_bare_predictions_folder_is_scored_and_measured_with_a_label_space(tmp_path, data, capsys):
+def test_a_bare_predictions_folder_is_scored_and_measured_with_a_label_space(tmp_path, pv_data, capsys):
     folder = predictions(tmp_path, wrong=False)
-    assert run("metrics", "--predictions", folder, "--label-space", "painting-vision-10", "--data", data,
+    assert run("metrics", "--predictions", folder, "--label-space", "painting-vision-10", "--data", pv_data,
                "--out", tmp_path / "m.json") == 0
     results = json.loads((tmp_path / "m.json").read_text())
     assert results["kind"] == "predictions" and results["model"] == "preds" and results["split"] == "test"
@@ -44,12 +39,12 @@ def test_a_bare_predictions_folder_is_scored_and_measured_with_a_label_space(tmp
     assert results["results"]["paint_state_metrics"]["mIoU_full_10class"] == 1.0
 
 
-def test_the_direct_route_equals_score_then_metrics(tmp_path, data):
+def test_the_direct_route_equals_score_then_metrics(tmp_path, pv_data):
     folder = predictions(tmp_path, wrong=True)
-    assert run("score", "--predictions", folder, "--label-space", "painting-vision-10", "--data", data, "--split", "test",
+    assert run("score", "--predictions", folder, "--label-space", "painting-vision-10", "--data", pv_data, "--split", "test",
                "--out", tmp_path / "c.parquet") == 0
     assert run("metrics", "--counts", tmp_path / "c.parquet", "--out", tmp_path / "via-counts.json") == 0
-    assert run("metrics", "--predictions", folder, "--label-space", "painting-vision-10", "--data", data,
+    assert run("metrics", "--predictions", folder, "--label-space", "painting-vision-10", "--data", pv_data,
                "--out", tmp_path / "direct.json") == 0
     via, direct = (json.loads((tmp_path / n).read_text()) for n in ("via-counts.json", "direct.json"))
     assert via["results"] == direct["results"] and via["frames"] == direct["frames"] == len(TEST_FRAMES)
@@ -63,9 +58,8 @@ def test_the_direct_route_equals_score_then_metrics(tmp_path, data):
     (["score", "--data", "data", "--split", "test", "--out", "c.parquet"], "name the model"),
     (["identify", "--model-spec", "{\"kind\": 1}", "--out", "i.json"], "--model-spec: not a model entry"),
 ])
-def test_bad_arguments_get_one_line(tmp_path, monkeypatch, capsys, argv, needle):
-    monkeypatch.chdir(tmp_path)
-    make_dataset(tmp_path, clean_frames())
+def test_bad_arguments_get_one_line(tmp_path, pv_data, monkeypatch, capsys, argv, needle):
+    monkeypatch.chdir(tmp_path)  # the dataset is tmp_path/data
     before = sorted(tmp_path.rglob("*"))
     assert main(argv) == 1
     err = capsys.readouterr().err

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from ep_fixtures import FACE, make_ep, write_files
+from ep_fixtures import CLEAN, FACE, make_ep, write_files
 from PIL import Image
 
 from segbench.core.confusion import FrameCounts, joint_histogram
@@ -24,14 +24,10 @@ def benchmark():
     return load_benchmark("easyportrait")
 
 
-CLEAN = [("a1", "u1", "train"), ("a2", "u1", "train"), ("b1", "u2", "val"), ("c1", "u3", "test"), ("d1", "u4", "test")]
-
-
-def test_reader(tmp_path, benchmark):
-    data = make_ep(tmp_path, CLEAN)
-    frames = read_dataset(benchmark, data)
+def test_reader(ep_data, benchmark):
+    frames = read_dataset(benchmark, ep_data)
     assert [f.frame_id for f in frames] == ["a1", "a2", "b1", "c1", "d1"]
-    assert frames[3] == Frame("c1", "u3", "test", data / "images/test/c1.jpg", data / "annotations/test/c1.png",
+    assert frames[3] == Frame("c1", "u3", "test", ep_data / "images/test/c1.jpg", ep_data / "annotations/test/c1.png",
                               meta={"data_hash": "ab12", "width": "6", "height": "6", "brightness": "0.5"})
     assert frames[3].prediction == "c1.png"
 
@@ -75,8 +71,8 @@ def test_missing_meta(tmp_path, benchmark):
     )
 
 
-def test_clean_dataset_passes_the_audit(tmp_path, benchmark):
-    report = audit_dataset(make_ep(tmp_path, CLEAN), benchmark, ["test"])
+def test_clean_dataset_passes_the_audit(ep_data, benchmark):
+    report = audit_dataset(ep_data, benchmark, ["test"])
     assert report.findings == [], report.to_text()
     assert report.counts["test"] == {"frames": 2, "users": 2}
 
@@ -99,11 +95,10 @@ def test_mask_value_nine_is_refused_and_255_allowed(tmp_path, benchmark):
     ]
 
 
-def test_unlisted_files(tmp_path, benchmark):
-    data = make_ep(tmp_path, CLEAN)
-    Image.fromarray(FACE).save(data / "annotations" / "test" / "zz.png")
-    (data / "images" / "extra").mkdir()
-    report = audit_dataset(data, benchmark, ["test"])
+def test_unlisted_files(ep_data, benchmark):
+    Image.fromarray(FACE).save(ep_data / "annotations" / "test" / "zz.png")
+    (ep_data / "images" / "extra").mkdir()
+    report = audit_dataset(ep_data, benchmark, ["test"])
     assert [f.message for f in report.errors] == [
         "annotations/test/zz.png: file not listed in the meta file",
         "images/extra: folder not listed in the meta file",

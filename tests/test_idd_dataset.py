@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from idd_fixtures import box, make_idd, write_image, write_polygons
+from idd_fixtures import box, write_image, write_polygons
 
 from segbench.datasets import dataset_format, read_dataset
 from segbench.datasets.base import Frame
@@ -30,16 +30,15 @@ def errors(report):
     return [(f.code, f.message) for f in report.errors]
 
 
-def test_frames_are_polygon_files(tmp_path, benchmark):
-    data = make_idd(tmp_path)
-    frames = read_dataset(benchmark, data)
+def test_frames_are_polygon_files(idd_data, benchmark):
+    frames = read_dataset(benchmark, idd_data)
     assert [f.frame_id for f in frames] == ["1/000001", "1/000002", "2/000003", "3/000004", "4/000005"]
     assert frames[2] == Frame(
         frame_id="2/000003",
         group_id="2",
         split="val",
-        image=data / "leftImg8bit/val/2/000003_leftImg8bit.png",
-        label=data / "gtFine/val/2/000003_gtFine_labellevel3Ids.png",
+        image=idd_data / "leftImg8bit/val/2/000003_leftImg8bit.png",
+        label=idd_data / "gtFine/val/2/000003_gtFine_labellevel3Ids.png",
         prediction="2/000003_gtFine_labellevel3Ids.png",
         meta={"part": "I"},  # a PNG image: Part I
     )
@@ -67,16 +66,14 @@ def test_no_gtfine_is_an_error(tmp_path, benchmark):
         read_dataset(benchmark, tmp_path / "idd")
 
 
-def test_same_frame_in_two_splits_is_an_error(tmp_path, benchmark):
-    data = make_idd(tmp_path)
-    write_polygons(data, "test", "1", "000001", [box("road", 0, 0, 3, 3)])
+def test_same_frame_in_two_splits_is_an_error(idd_data, benchmark):
+    write_polygons(idd_data, "test", "1", "000001", [box("road", 0, 0, 3, 3)])
     with pytest.raises(SegbenchError, match=r"frame 1/000001 is also .*: drive '1' is in splits 'train' and 'test'"):
-        read_dataset(benchmark, data)
+        read_dataset(benchmark, idd_data)
 
 
-def test_clean_dataset_passes_the_audit(tmp_path, benchmark):
-    data = make_idd(tmp_path)
-    report = audit_dataset(data, benchmark, ["test"])
+def test_clean_dataset_passes_the_audit(idd_data, benchmark):
+    report = audit_dataset(idd_data, benchmark, ["test"])
     assert report.ok, report.to_text()
     assert report.counts == {"train": {"frames": 2, "drives": 1}, "val": {"frames": 1, "drives": 1},
                              "test": {"frames": 2, "drives": 2}}
@@ -84,27 +81,25 @@ def test_clean_dataset_passes_the_audit(tmp_path, benchmark):
     assert "Frames: train 2 (1 drives), val 1 (1 drives), test 2 (2 drives)" in report.to_text()
 
 
-def test_drive_crossing_splits(tmp_path, benchmark):
-    data = make_idd(tmp_path)
-    write_polygons(data, "test", "2", "000009", [box("road", 0, 0, 15, 11)])
-    write_image(data, "test", "2", "000009")
-    write_masks(data)
-    report = audit_dataset(data, benchmark, ["test"])
+def test_drive_crossing_splits(idd_data, benchmark):
+    write_polygons(idd_data, "test", "2", "000009", [box("road", 0, 0, 15, 11)])
+    write_image(idd_data, "test", "2", "000009")
+    write_masks(idd_data)
+    report = audit_dataset(idd_data, benchmark, ["test"])
     assert errors(report) == [
         ("group-crosses-splits", "drive '2' is in more than one split: test (2/000009); val (2/000003)")
     ]
     assert report.to_json()["findings"][0]["drives"] == ["2"]
 
 
-def test_unlisted_files_in_annotated_splits(tmp_path, benchmark):
-    data = make_idd(tmp_path)
-    write_image(data, "val", "2", "000777")  # an image without annotation
-    write_image(data, "val", "8", "000001")  # a drive without annotations
-    (data / "gtFine" / "val" / "2" / "notes.txt").write_text("x")
-    (data / "gtFine" / "val" / "2" / "000003_gtFine_labelColors.png").write_bytes(b"")  # the frame's own
-    (data / "gtFine" / "extra").mkdir()
-    write_image(data, "unlabelled", "5", "000001")  # a split with no gtFine/: ignored (like IDD's test)
-    report = audit_dataset(data, benchmark, ["test"])
+def test_unlisted_files_in_annotated_splits(idd_data, benchmark):
+    write_image(idd_data, "val", "2", "000777")  # an image without annotation
+    write_image(idd_data, "val", "8", "000001")  # a drive without annotations
+    (idd_data / "gtFine" / "val" / "2" / "notes.txt").write_text("x")
+    (idd_data / "gtFine" / "val" / "2" / "000003_gtFine_labelColors.png").write_bytes(b"")  # the frame's own
+    (idd_data / "gtFine" / "extra").mkdir()
+    write_image(idd_data, "unlabelled", "5", "000001")  # a split with no gtFine/: ignored (like IDD's test)
+    report = audit_dataset(idd_data, benchmark, ["test"])
     listing = "gtFine/*/*/*_gtFine_polygons.json"
     assert errors(report) == [
         ("unlisted-file", f"gtFine/extra: folder not listed in {listing}"),
@@ -114,11 +109,10 @@ def test_unlisted_files_in_annotated_splits(tmp_path, benchmark):
     ]
 
 
-def test_missing_and_double_images(tmp_path, benchmark):
-    data = make_idd(tmp_path)
-    (data / "leftImg8bit/val/2/000003_leftImg8bit.png").unlink()
-    write_image(data, "test", "3", "000004", ext="jpg")
-    report = audit_dataset(data, benchmark, ["test"])
+def test_missing_and_double_images(idd_data, benchmark):
+    (idd_data / "leftImg8bit/val/2/000003_leftImg8bit.png").unlink()
+    write_image(idd_data, "test", "3", "000004", ext="jpg")
+    report = audit_dataset(idd_data, benchmark, ["test"])
     assert errors(report) == [
         ("missing-image", "frame '2/000003' (drive '2', split val): no image "
                           "(leftImg8bit/val/2/000003_leftImg8bit.png or .jpg)"),
@@ -127,61 +121,55 @@ def test_missing_and_double_images(tmp_path, benchmark):
     ]
 
 
-def test_mask_size_must_match_the_image(tmp_path, benchmark):
-    data = make_idd(tmp_path)
-    write_polygons(data, "test", "4", "000005", [box("road", 0, 0, 3, 3)], size=(20, 12))
-    write_masks(data)
-    report = audit_dataset(data, benchmark, ["test"])
+def test_mask_size_must_match_the_image(idd_data, benchmark):
+    write_polygons(idd_data, "test", "4", "000005", [box("road", 0, 0, 3, 3)], size=(20, 12))
+    write_masks(idd_data)
+    report = audit_dataset(idd_data, benchmark, ["test"])
     assert [code for code, _ in errors(report)] == ["label-size-mismatch"]
 
 
-def test_mask_out_of_date_with_its_polygons(tmp_path, benchmark):
-    data = make_idd(tmp_path)
-    write_polygons(data, "test", "3", "000004", [box("road", 0, 0, 15, 11)])  # edited after drawing
-    report = audit_dataset(data, benchmark, ["test"])
+def test_mask_out_of_date_with_its_polygons(idd_data, benchmark):
+    write_polygons(idd_data, "test", "3", "000004", [box("road", 0, 0, 15, 11)])  # edited after drawing
+    report = audit_dataset(idd_data, benchmark, ["test"])
     assert errors(report) == [
         ("label-provenance", "frame '3/000004': mask gtFine/test/3/000004_gtFine_labellevel3Ids.png is out of date: "
                              "000004_gtFine_polygons.json changed after the mask was drawn; redraw the masks with "
                              "`python -m segbench.protocols.idd.masks --data DIR`")
     ]
-    write_masks(data)
-    assert audit_dataset(data, benchmark, ["test"]).ok
+    write_masks(idd_data)
+    assert audit_dataset(idd_data, benchmark, ["test"]).ok
 
 
-def test_masks_made_elsewhere_are_a_warning(tmp_path, benchmark):
-    data = make_idd(tmp_path)
-    (data / RECORD).unlink()
-    report = audit_dataset(data, benchmark, ["test"])
+def test_masks_made_elsewhere_are_a_warning(idd_data, benchmark):
+    (idd_data / RECORD).unlink()
+    report = audit_dataset(idd_data, benchmark, ["test"])
     assert report.ok
     [finding] = [f for f in report.findings if f.code == "label-provenance"]
     assert finding.severity == "warning" and "Pillow version that drew their polygon edges is unknown" in finding.message
 
 
-def test_missing_mask(tmp_path, benchmark):
-    data = make_idd(tmp_path)
-    (data / "gtFine/test/4/000005_gtFine_labellevel3Ids.png").unlink()
-    report = audit_dataset(data, benchmark, ["test"])
+def test_missing_mask(idd_data, benchmark):
+    (idd_data / "gtFine/test/4/000005_gtFine_labellevel3Ids.png").unlink()
+    report = audit_dataset(idd_data, benchmark, ["test"])
     assert errors(report) == [
         ("missing-label", "frame '4/000005' (drive '4', split test): no label "
                           "(gtFine/test/4/000005_gtFine_labellevel3Ids.png)")
     ]
 
 
-def test_manifest_round_trip(tmp_path, benchmark):
-    data = make_idd(tmp_path)
-    frames = read_dataset(benchmark, data)
-    manifest = build_manifest(data, frames, id_prefix="idd", group_key="drive")
+def test_manifest_round_trip(tmp_path, idd_data, benchmark):
+    frames = read_dataset(benchmark, idd_data)
+    manifest = build_manifest(idd_data, frames, id_prefix="idd", group_key="drive")
     assert manifest["dataset_id"].startswith("idd:")
     assert manifest["frames"][0]["drive"] == "1"
     write_manifest(tmp_path / "m.json", manifest)
     again = read_manifest(tmp_path / "m.json", id_prefix="idd", group_key="drive")
-    assert verify_manifest(again, data, frames, id_prefix="idd", group_key="drive") == manifest["dataset_id"]
+    assert verify_manifest(again, idd_data, frames, id_prefix="idd", group_key="drive") == manifest["dataset_id"]
 
 
-def test_index_files_are_the_polygons(tmp_path, benchmark):
-    data = make_idd(tmp_path)
-    frames = read_dataset(benchmark, data)
-    files = dataset_format("idd").index_files(data, [f.label for f in frames])
-    assert files[0] == data / "gtFine/train/1/000001_gtFine_polygons.json"
+def test_index_files_are_the_polygons(idd_data, benchmark):
+    frames = read_dataset(benchmark, idd_data)
+    files = dataset_format("idd").index_files(idd_data, [f.label for f in frames])
+    assert files[0] == idd_data / "gtFine/train/1/000001_gtFine_polygons.json"
     assert all(Path(p).is_file() for p in files)
     assert json.loads(files[0].read_text())["imgWidth"] == 16

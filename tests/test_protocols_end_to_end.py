@@ -12,21 +12,20 @@ from segbench.commands.oneshot import main
 from segbench.models.architectures import build
 from segbench.models.checkpoint import save_checkpoint
 from segbench.protocols.definitions import load_benchmark
-from segbench.synthetic import easyportrait, idd
+from segbench.synthetic import easyportrait
 from segbench.synthetic.training import IMAGENET
 
 CASES = {
-    "idd20k-icvgip2020": (idd.build_dataset, "idd:", ["level3", "level2", "level1_reference", "level1_corrected"]),
-    "easyportrait": (easyportrait.build_dataset, "ep:", ["easyportrait_9", "easyportrait_fp8", "easyportrait_ps2"]),
+    "idd20k-icvgip2020": ("synthetic_idd", "idd:", ["level3", "level2", "level1_reference", "level1_corrected"]),
+    "easyportrait": ("synthetic_ep", "ep:", ["easyportrait_9", "easyportrait_fp8", "easyportrait_ps2"]),
 }
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_one_shot(tmp_path, capsys, name):
-    build_dataset, prefix, reports = CASES[name]
+def test_one_shot(tmp_path, capsys, request, name):
+    dataset, prefix, reports = CASES[name]
     benchmark = load_benchmark(name)
-    data = tmp_path / "data"
-    build_dataset(data)
+    data = request.getfixturevalue(dataset)  # the conftest's build, read only: the run writes to tmp_path
     torch.manual_seed(0)
     model = build("tiny-segnet", {"widths": [4, 8, 8]}, num_classes=benchmark.ground_truth.size)
     checkpoint = tmp_path / "model.pt"

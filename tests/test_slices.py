@@ -197,15 +197,12 @@ def test_the_embedded_datasets_metadata():
                         "w12": "lit_from_right"}
 
 
-def test_idd_without_images_has_no_part(tmp_path):
-    from idd_fixtures import make_idd
-
+def test_idd_without_images_has_no_part(idd_data):
     from segbench.datasets.idd import read_frames
 
-    data = make_idd(tmp_path)
-    for image in (data / "leftImg8bit").rglob("*.png"):
+    for image in (idd_data / "leftImg8bit").rglob("*.png"):
         image.unlink()
-    assert all(dict(f.meta) == {} for f in read_frames(data, ("train", "val")))
+    assert all(dict(f.meta) == {} for f in read_frames(idd_data, ("train", "val")))
 
 
 def test_the_frame_index_carries_the_metadata(tmp_path):

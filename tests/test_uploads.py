@@ -12,7 +12,6 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from pv_fixtures import clean_frames, make_dataset
 from segbench.commands import cli
 from segbench.datasets import read_dataset
 from segbench.protocols.definitions import load_benchmark
@@ -22,21 +21,20 @@ PV = load_benchmark("painting-vision")
 IDD = load_benchmark("idd20k-icvgip2020")
 
 
-def test_painting_vision_upload_round_trip(tmp_path, capsys):
-    data = make_dataset(tmp_path, clean_frames())
+def test_painting_vision_upload_round_trip(tmp_path, pv_data, capsys):
     manifest = tmp_path / "manifest.json"
-    write_manifest(manifest, build_manifest(data, read_dataset(PV, data)))
+    write_manifest(manifest, build_manifest(pv_data, read_dataset(PV, pv_data)))
     preds = tmp_path / "preds"
     preds.mkdir()
     for frame_id in ("d1", "e1"):
-        shutil.copyfile(data / "labels" / f"{frame_id}.png", preds / f"{frame_id}.png")
+        shutil.copyfile(pv_data / "labels" / f"{frame_id}.png", preds / f"{frame_id}.png")
     upload = tmp_path / "upload.zip"
     assert cli.main(["export", "--dataset-manifest", str(manifest), "--predictions", str(preds), "--out", str(upload)]) == 0
     with zipfile.ZipFile(upload) as archive:
         assert sorted(archive.namelist()) == ["d1.png", "dataset_id.txt", "e1.png"]
         assert archive.read("dataset_id.txt").decode() == json.loads(manifest.read_text())["dataset_id"] + "\n"
         assert archive.read("d1.png") == (preds / "d1.png").read_bytes()  # masks at the image's size, unchanged
-    assert cli.main(["check-submission", str(upload), "--dataset-manifest", str(manifest), "--data", str(data)]) == 0
+    assert cli.main(["check-submission", str(upload), "--dataset-manifest", str(manifest), "--data", str(pv_data)]) == 0
     assert "accepted: 2 frames" in capsys.readouterr().out
 
 
