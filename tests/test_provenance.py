@@ -1,6 +1,5 @@
 import hashlib
 import json
-import os
 
 import numpy as np
 import pytest
@@ -9,7 +8,6 @@ from pv_fixtures import ALL_CLASSES, make_dataset, write_csv, write_png
 from segbench.datasets.base import Frame
 from segbench.datasets.painting_vision import read_frames
 from segbench.errors import SegbenchError
-from segbench.io.fileio import sha256_file
 from segbench.records.provenance import (
     build_manifest,
     checkpoint_sha256,
@@ -41,19 +39,6 @@ def data(tmp_path):
 
 
 # ---------------------------------------------------------------- hashing
-
-
-def test_sha256_file_streams_large_files(tmp_path):
-    payload = os.urandom(3 * (1 << 20) + 17)
-    (tmp_path / "big.bin").write_bytes(payload)
-    assert sha256_file(tmp_path / "big.bin") == sha(payload)
-
-
-def test_sha256_file_errors(tmp_path):
-    with pytest.raises(SegbenchError, match=r"missing\.bin: file not found"):
-        sha256_file(tmp_path / "missing.bin")
-    with pytest.raises(SegbenchError, match=r"is a folder, expected a file"):
-        sha256_file(tmp_path)
 
 
 def test_checkpoint_sha256_file(tmp_path):
