@@ -1,11 +1,16 @@
 """Made-up raw counts of five Painting Vision frames on three walls, and the all-other predictor on
-them: what the bootstrap and plots tests share."""
+them: what the bootstrap and plots tests share; and shard counts files written as the scoring step
+writes them, for the steps that read them."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from segbench.core.confusion import FrameCounts
+from segbench.protocols.definitions import load_label_space
+from segbench.records.countsio import write_counts
+
+PV10 = load_label_space("painting-vision-10")
 
 
 def frame(cells: dict[tuple[int, int], int]) -> np.ndarray:
@@ -38,3 +43,17 @@ def floored(frames=FRAMES) -> list:
             merged[(g, 0)] = merged.get((g, 0), 0) + n
         out.append((f, w, merged))
     return out
+
+
+def write_shard(folder, name, frame_ids, cells, split="test", model="best", benchmark="painting-vision",
+                classes=None):
+    """FOLDER/NAME.parquet: counts of `frame_ids` as the scoring step writes them (a checkpoint
+    predicting in painting-vision-10, or in a space of that name with `classes`);
+    cells: (frame index, gt raw, pred raw, pixels)."""
+    columns = zip(*cells)
+    index, gt, pred, count = (np.array(c, t) for c, t in zip(columns, (np.int32, np.uint8, np.uint8, np.int64)))
+    space = {"name": PV10.name, "classes": list(classes or PV10.names)}
+    path = folder / f"{name}.parquet"
+    write_counts(path, FrameCounts(tuple(frame_ids), index, gt, pred, count),
+                 {"benchmark": benchmark, "split": split, "model": {"name": model, "kind": "checkpoint", "label_space": space}})
+    return path

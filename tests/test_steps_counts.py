@@ -1,37 +1,21 @@
-"""Stored shard counts read and merged (segbench.steps.counts), and the subjects a comparison reads
-from them (segbench.steps.comparison): shards must agree on benchmark, split and model."""
+"""Stored shard counts read and merged (segbench.steps.counts): shards must agree on benchmark,
+split and model."""
 
-import numpy as np
 import pytest
+from counts_fixtures import write_shard
 
-from segbench.core.confusion import FrameCounts
 from segbench.errors import SegbenchError
 from segbench.protocols.definitions import load_benchmark
-from segbench.records.countsio import read_counts, write_counts
-from segbench.steps.comparison import comparison_subjects, read_subject
+from segbench.records.countsio import read_counts
 from segbench.steps.counts import counts_split, merge_counts
 
 PV = load_benchmark("painting-vision")
 TEN = PV.space("painting-vision-10")
 
 
-def meta(split="test", model="best", benchmark="painting-vision", classes=None) -> dict:
-    return {"benchmark": benchmark, "split": split,
-            "model": {"name": model, "kind": "checkpoint",
-                      "label_space": {"name": TEN.name, "classes": list(classes or TEN.names)}}}
-
-
-def shard(tmp_path, name, frame_ids, cells, **fields):
-    """A counts file of `frame_ids`; cells: (frame index, gt raw, pred raw, pixels)."""
-    frame, gt, pred, count = (np.array(c, dtype) for c, dtype in zip(zip(*cells), (np.int32, np.uint8, np.uint8, np.int64)))
-    path = tmp_path / f"{name}.parquet"
-    write_counts(path, FrameCounts(tuple(frame_ids), frame, gt, pred, count), meta(**fields))
-    return path
-
-
 def test_shards_merge_their_frames_and_cells_in_order(tmp_path):
-    one = shard(tmp_path, "one", ["a", "b"], [(0, 1, 1, 5), (1, 2, 3, 7)])
-    two = shard(tmp_path, "two", ["c"], [(0, 255, 0, 4)])
+    one = write_shard(tmp_path, "one", ["a", "b"], [(0, 1, 1, 5), (1, 2, 3, 7)])
+    two = write_shard(tmp_path, "two", ["c"], [(0, 255, 0, 4)])
     counts, first, space = merge_counts(PV, [one, two])
     assert counts.frame_ids == ("a", "b", "c")
     assert counts.frame.tolist() == [0, 1, 2] and counts.gt.tolist() == [1, 2, 255]
@@ -43,8 +27,8 @@ def test_shards_merge_their_frames_and_cells_in_order(tmp_path):
 
 @pytest.mark.parametrize("field, value", [("split", "val"), ("model", "other"), ("benchmark", "easyportrait")])
 def test_shards_that_disagree_are_not_merged(tmp_path, field, value):
-    one = shard(tmp_path, "one", ["a"], [(0, 1, 1, 5)])
-    two = shard(tmp_path, "two", ["b"], [(0, 1, 1, 5)], **{field: value})
+    one = write_shard(tmp_path, "one", ["a"], [(0, 1, 1, 5)])
+    two = write_shard(tmp_path, "two", ["b"], [(0, 1, 1, 5)], **{field: value})
     with pytest.raises(SegbenchError) as info:
         merge_counts(PV, [one, two])
     ours, theirs = read_counts(one)[1][field], read_counts(two)[1][field]  # as stored
@@ -53,12 +37,12 @@ def test_shards_that_disagree_are_not_merged(tmp_path, field, value):
 
 
 def test_counts_of_another_benchmark_a_frame_twice_or_no_files(tmp_path):
-    other = shard(tmp_path, "other", ["a"], [(0, 1, 1, 5)], benchmark="easyportrait")
+    other = write_shard(tmp_path, "other", ["a"], [(0, 1, 1, 5)], benchmark="easyportrait")
     with pytest.raises(SegbenchError, match=r"other\.parquet: counts are for benchmark 'easyportrait', not "
                                             r"'painting-vision'$"):
         merge_counts(PV, [other])
-    one = shard(tmp_path, "one", ["a", "b"], [(0, 1, 1, 5)])
-    again = shard(tmp_path, "again", ["b"], [(0, 1, 1, 5)])
+    one = write_shard(tmp_path, "one", ["a", "b"], [(0, 1, 1, 5)])
+    again = write_shard(tmp_path, "again", ["b"], [(0, 1, 1, 5)])
     with pytest.raises(SegbenchError, match=r"cannot merge \[.*\]: frames counted in more than one shard: \['b'\]$"):
         merge_counts(PV, [one, again])
     with pytest.raises(SegbenchError, match=r"^no counts files given$"):
@@ -66,17 +50,6 @@ def test_counts_of_another_benchmark_a_frame_twice_or_no_files(tmp_path):
 
 
 def test_a_recorded_space_with_other_classes_is_its_own(tmp_path):
-    path = shard(tmp_path, "one", ["a"], [(0, 1, 1, 5)], classes=["x", "y"])
+    path = write_shard(tmp_path, "one", ["a"], [(0, 1, 1, 5)], classes=["x", "y"])
     _, _, space = merge_counts(PV, [path])
     assert space is not TEN and space.name == TEN.name and list(space.names) == ["x", "y"]
-
-
-def test_subjects_are_named_by_the_counts_or_as_asked(tmp_path):
-    model = shard(tmp_path, "model", ["a"], [(0, 1, 1, 5)])
-    floor = shard(tmp_path, "floor", ["a"], [(0, 1, 0, 5)], model="floor")
-    assert read_subject(PV, []) is None
-    assert read_subject(PV, [model], "renamed").name == "renamed"
-    subjects = comparison_subjects(PV, [model], [], [floor])
-    assert subjects["baseline"] is None
-    assert (subjects["model"].name, subjects["floor"].name) == ("best", "floor")
-    assert subjects["floor"].counts.pred.tolist() == [0] and subjects["model"].space is TEN
