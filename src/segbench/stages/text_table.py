@@ -32,7 +32,7 @@ def render_text(columns: Sequence[str], rows: Sequence[dict[str, Any]]) -> str:
     """A fixed-width table for the terminal; headers are the full column names, so every class
     column reads `report.metric.class`."""
     body = [[cell(row.get(c)) for c in columns] for row in rows]
-    widths = [max(len(h), *(len(r[i]) for r in body)) for i, h in enumerate(columns)]
+    widths = [max([len(h)] + [len(r[i]) for r in body]) for i, h in enumerate(columns)]  # no rows: the headers
     line = "  ".join(h.ljust(w) for h, w in zip(columns, widths))
     rule = "  ".join("-" * w for w in widths)
     return "\n".join([line, rule] + ["  ".join(v.ljust(w) for v, w in zip(r, widths)) for r in body])
