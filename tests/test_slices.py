@@ -1,23 +1,32 @@
 """Slices by metadata: partitions of the frames, every metric per slice from the same counts, the
-bootstrap inside a slice, a slice too small to resample, an empty bin, a missing value."""
+bootstrap inside a slice, a slice too small to resample, an empty bin, a missing value; the
+config's list in place of the benchmark's (one parser, one schema, the `segbench slices` CLI)."""
 
 from __future__ import annotations
 
 import dataclasses
 import functools
+import json
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 
 from segbench.core.bootstrap import Subject
 from segbench.core.boundary import band_cells
 from segbench.core.confusion import BandCounts, FrameCounts
 from segbench.core.benchmark import SliceSpec
-from segbench.protocols.definitions import load_benchmark
+from segbench.protocols.definitions import load_benchmark, parse_slices, slices_from_json
+from segbench.records.countsio import write_counts
+from segbench.records.frameindex import INDEX_FORMAT, INDEX_VERSION, write_index
+from segbench.workflow.config import check_config
 from segbench.errors import SegbenchError
 from segbench.core.evaluation import evaluate
 from segbench.core.slices import MISSING, bin_labels, partition, slice_of, slice_results
 
+ROOT = Path(__file__).resolve().parents[1]
 BENCHMARK = load_benchmark("painting-vision")
 TEN = BENCHMARK.space("painting-vision-10")
 LIGHTING = SliceSpec("lighting", "lighting", None)
@@ -214,3 +223,128 @@ def test_the_frame_index_carries_the_metadata(tmp_path):
     index = read_index(tmp_path / "frames.json", BENCHMARK.name)
     assert index["version"] == 2
     assert [f.meta for f in index_frames(index, "data")] == [dict(f.meta) for f in frames]
+
+
+# --- the config's list in place of the benchmark's: one parser, one schema, the CLI ----------------
+
+
+def config_with_slices(slices) -> dict:
+    config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    config["benchmarks"]["painting-vision"]["slices"] = slices
+    return config
+
+
+def test_one_parser_for_both_sources():
+    entries = [{"key": "lighting", "column": "lighting"}, {"key": "b", "column": "brightness", "bins": [0, 100, 255]}]
+    expected = (LIGHTING, SliceSpec("b", "brightness", (0.0, 100.0, 255.0)))
+    assert parse_slices(entries, "x.yaml", "slices") == expected
+    assert slices_from_json(json.dumps(entries), "--slicings") == expected
+    assert slices_from_json("[]", "--slicings") == ()
+    assert BENCHMARK.slices == parse_slices(yaml.safe_load(BENCHMARK.source.read_text())["slices"], "", "slices")
+
+
+@pytest.mark.parametrize(("slices", "message"), [
+    ([{"key": "b", "column": "b", "bins": [0, 2, 2]}],
+     "config.yaml: field 'benchmarks/painting-vision/slices/0' ('b'): bins [0.0, 2.0, 2.0] are not increasing"),
+    ([{"key": "a", "column": "a"}, {"key": "a", "column": "b"}],
+     "config.yaml: field 'benchmarks/painting-vision/slices/1': key 'a' is used twice"),
+])
+def test_the_configs_list_is_checked_as_a_definitions_is(slices, message):
+    with pytest.raises(SegbenchError) as exc:
+        check_config(config_with_slices(slices), "config.yaml")
+    assert str(exc.value) == message
+
+
+@pytest.mark.parametrize(("slices", "message"), [
+    ([{"key": "a"}], "field 'benchmarks/painting-vision/slices/0': 'column' is a required property"),
+    ([{"key": "a b", "column": "a"}], "field 'benchmarks/painting-vision/slices/0/key': 'a b' does not match"),
+    ([{"key": "a", "column": "a", "bins": [1]}], "field 'benchmarks/painting-vision/slices/0/bins': [1] is too short"),
+    ([{"key": "a", "column": "a", "edges": [1, 2]}], "Additional properties are not allowed ('edges' was unexpected)"),
+    ({"key": "a", "column": "a"}, "field 'benchmarks/painting-vision/slices': {'key': 'a', 'column': 'a'} is not of type 'array'"),
+])
+def test_the_configs_list_is_validated_by_the_slice_schema(slices, message):
+    with pytest.raises(SegbenchError, match=re.escape(message)):
+        check_config(config_with_slices(slices), "config.yaml")
+
+
+def test_the_slice_schema_is_the_definitions_too(tmp_path):
+    from segbench.io.schemas import validate
+
+    doc = yaml.safe_load(BENCHMARK.source.read_text())
+    doc["slices"] = [{"key": "a", "column": ""}]
+    with pytest.raises(SegbenchError, match=re.escape("d.yaml: field 'slices/0/column': '' should be non-empty")):
+        validate(doc, "benchmark", "d.yaml")
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("[{", "--slicings: not JSON (Expecting property name enclosed in double quotes: line 1 column 3 (char 2)): [{"),
+    ('[{"key": "a", "column": "a"}, {"key": "a", "column": "b"}]', "--slicings: field '1': key 'a' is used twice"),
+    ('[{"key": "a", "column": "a", "bins": [3, 1]}]', "--slicings: field '0' ('a'): bins [3.0, 1.0] are not increasing"),
+    ('[{"column": "a"}]', "invalid slice:\n  --slicings: field '0': 'key' is a required property"),
+])
+def test_the_json_list_is_checked_too(text, message):
+    with pytest.raises(SegbenchError) as exc:
+        slices_from_json(text, "--slicings")
+    assert str(exc.value) == message
+
+
+def write_inputs(folder: Path) -> dict[str, Path]:
+    """MODEL's and BASELINE's counts (one shard each) and a frame index holding GROUPS and META."""
+    classes = list(TEN.names)
+    paths = {}
+    for name, hists in (("m", MODEL), ("base", BASELINE)):
+        paths[name] = folder / f"{name}.parquet"
+        write_counts(paths[name], subject(name, hists).counts, {
+            "benchmark": BENCHMARK.name, "split": "test",
+            "model": {"name": name, "label_space": {"name": TEN.name, "classes": classes}}})
+    paths["frames"] = folder / "frames.json"
+    write_index(paths["frames"], {"format": INDEX_FORMAT, "version": INDEX_VERSION, "benchmark": BENCHMARK.name,
+                                  "dataset_id": "x", "frames": [
+        {"frame_id": f, "group_id": GROUPS[f], "split": "test", "image": f"{f}.png", "label": f"{f}.png",
+         "prediction": None, "image_sha256": "", "label_sha256": "", "label_size": [1, 1], "meta": META[f]}
+        for f in FRAME_IDS]})
+    return paths
+
+
+def run_slices(tmp_path: Path, *slicings: str) -> dict:
+    from segbench.commands.cli import main
+
+    paths = write_inputs(tmp_path)
+    out = tmp_path / "slices.json"
+    assert main(["slices", "--benchmark", BENCHMARK.name, "--counts", str(paths["m"]), "--baseline-counts",
+                 str(paths["base"]), "--frames", str(paths["frames"]), "--resamples", "200", "--seed", "0",
+                 *slicings, "--out", str(out)]) == 0
+    return json.loads(out.read_text())
+
+
+def test_the_cli_slices_by_the_configs_list_in_place_of_the_benchmarks(tmp_path):
+    # The frames of META by a column the definition does not slice by: 'lighting' under another
+    # key, and aAcc per slice as by hand (left: a1 10/20; right: b1 + c1 50/70; missing: d1 5/10).
+    document = run_slices(tmp_path, "--slicings", '[{"key": "light", "column": "lighting"}]')
+    assert document["slicings_from"] == "config" and list(document["slicings"]) == ["light"]
+    entries = by_label(document["slicings"]["light"])
+    assert [(k, e["frames"], e["units"]) for k, e in entries.items()] == [("left", 1, 1), ("right", 2, 2),
+                                                                           (MISSING, 1, 1)]
+    assert {k: e["results"]["paint_state_metrics"]["aAcc"] for k, e in entries.items()} == pytest.approx(
+        {"left": 0.5, "right": 50 / 70, MISSING: 0.5})
+    # the same slices as the library's on the same counts, interval and paired difference included
+    for label, entry in entries.items():
+        assert {k: entry[k] for k in ("intervals", "comparisons")} == json.loads(json.dumps(
+            {k: results()[label][k] for k in ("intervals", "comparisons")}))
+
+
+def test_an_empty_config_list_slices_nothing_and_none_keeps_the_benchmarks(tmp_path):
+    assert run_slices(tmp_path, "--slicings", "[]")["slicings"] == {}
+    own = run_slices(tmp_path)
+    assert own["slicings_from"] == "benchmark"
+    assert list(own["slicings"]) == [s.key for s in BENCHMARK.slices] == ["lighting"]
+
+
+def test_a_bad_json_list_is_one_line_and_writes_nothing(tmp_path, capsys):
+    from segbench.commands.cli import main
+
+    paths = write_inputs(tmp_path)
+    assert main(["slices", "--counts", str(paths["m"]), "--frames", str(paths["frames"]), "--slicings",
+                 '[{"key": "a", "column": "a"}, {"key": "a", "column": "a"}]', "--out", str(tmp_path / "s.json")]) == 1
+    assert capsys.readouterr().err == "segbench: error: --slicings: field '1': key 'a' is used twice\n"
+    assert not (tmp_path / "s.json").exists()

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from workflow_helpers import executed_jobs, label_of_a_test_frame, only_benchmark, pv_models, run, tracked_copy
+from workflow_helpers import ROOT, executed_jobs, label_of_a_test_frame, only_benchmark, pv_models, run, tracked_copy
 
 pytestmark = pytest.mark.workflow
 
@@ -161,6 +161,49 @@ def test_config_errors_name_the_key(tmp_path: Path):
     config_path.write_text(yaml.safe_dump(config))
     out = run(repo, "snakemake", "-n", check=False)
     assert out.returncode != 0 and "model 'nonexistent' is not defined" in out.stdout + out.stderr
+
+
+def test_the_configs_slices_reach_the_slices_job(tmp_path: Path):
+    """The config entry's `slices` list is the slices job's --slicings (quoted JSON), absent without
+    one: a dry run of that job alone, on a copy holding the frame index the graph's parameters read
+    and empty counts files standing in for the scoring's."""
+    from segbench.protocols.definitions import load_benchmark
+    from segbench.records.frameindex import build_index, write_index
+    from segbench.steps.dataset_identity import identify_dataset
+    from segbench.workflow.config import check_config
+    from segbench.workflow.plan import Plan
+
+    repo = only_benchmark(tracked_copy(tmp_path))
+    benchmark = load_benchmark("painting-vision")
+    manifest, frames = identify_dataset(benchmark, ROOT / "data", ROOT / "data_manifest.json")
+    write_index(repo / "results" / "painting-vision" / "frames.json",
+                build_index(benchmark.name, ROOT / "data", frames, manifest))
+    config_path = repo / "config" / "config.yaml"
+    config = yaml.safe_load(config_path.read_text())
+    with contextlib.chdir(repo):  # the config's manifest is the copy's
+        plan = Plan(check_config(yaml.safe_load(config_path.read_text()), "config.yaml"))
+        shards = plan.benchmarks["painting-vision"].shards("test")
+    for model in ("best", "segformer-ade", "floor"):
+        for shard in shards:
+            counts = repo / "results" / "painting-vision" / "test" / model / "counts" / f"shard-{shard}.parquet"
+            counts.parent.mkdir(parents=True, exist_ok=True)
+            counts.touch()
+
+    def command(slices) -> str:
+        entry = config["benchmarks"]["painting-vision"]
+        entry.pop("slices", None)
+        if slices is not None:
+            entry["slices"] = slices
+        config_path.write_text(yaml.safe_dump(config, sort_keys=False))
+        out = run(repo, "snakemake", "-n", "-p", "--allowed-rules", "slices", "--",
+                  "results/painting-vision/test/best/slices.json").stdout
+        return next(line for line in out.splitlines() if line.startswith("Shell command: segbench slices "))
+
+    rooms = [{"key": "room", "column": "room"}, {"key": "b", "column": "brightness", "bins": [0, 128, 255]}]
+    assert (" --slicings '[{\"column\": \"room\", \"key\": \"room\"}, {\"bins\": [0, 128, 255], \"column\": "
+            "\"brightness\", \"key\": \"b\"}]' --resamples ") in command(rooms)
+    assert " --slicings '[]' --resamples " in command([])
+    assert "--slicings" not in command(None)
 
 
 def test_missing_pin_says_which_and_how_to_fix(tmp_path: Path):
@@ -335,3 +378,4 @@ def test_a_config_override_is_honoured_too(first_run: Path):
     from segbench.io.fileio import sha256_file
 
     assert after["checkpoint_sha256"] == sha256_file(first_run / "artifacts" / "other.pt") != before["checkpoint_sha256"]
+

@@ -473,6 +473,17 @@ def slice_files():
     ]
 
 
+def slicings_argument(w):
+    """The config entry's own `slices` list, which replaces the benchmark definition's, as JSON
+    for the slices job (nothing where the config gives none: the job takes the definition's).
+    A parameter of the wildcards alone, so Snakemake records it: a changed list re-runs the job.
+    """
+    entry = config["benchmarks"][w.benchmark]
+    if "slices" not in entry:
+        return ""
+    return f"--slicings {shlex.quote(json.dumps(entry['slices'], sort_keys=True))}"
+
+
 def comparison_arguments(w, input):
     arguments = ""
     if input.baseline:

@@ -33,7 +33,8 @@ rule uncertainty:
 
 
 # The frame index carries each frame's group and metadata: the slices are made from what the
-# dataset_identity job read, never from a dataset file opened again.
+# dataset_identity job read, never from a dataset file opened again; the slicings are the
+# definition's, or the config entry's list passed as a parameter (never config.yaml re-read).
 rule slices:
     input:
         counts=lambda w: counts_of(w, w.model),
@@ -52,13 +53,15 @@ rule slices:
         mem_mb=2000,
     params:
         compare=comparison_arguments,
+        slicings=slicings_argument,
         resamples=BOOTSTRAP["resamples"],
         seed=BOOTSTRAP["seed"],
     shell:
         cli(
             "slices",
             "--benchmark {wildcards.benchmark:q} --counts {input.counts:q} {params.compare} "
-            "--frames {input.frames:q} --resamples {params.resamples} --seed {params.seed} --out {output:q}",
+            "--frames {input.frames:q} {params.slicings} --resamples {params.resamples} --seed {params.seed} "
+            "--out {output:q}",
         )
 
 

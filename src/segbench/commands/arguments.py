@@ -132,6 +132,8 @@ def args_slices(p: argparse.ArgumentParser) -> None:
     add_comparison(p)
     p.add_argument("--frames", type=Path, required=True,
                    help="the frame index (`segbench manifest --index-out`): each frame's group and metadata")
+    p.add_argument("--slicings", help="a config benchmark entry's `slices` list as JSON (as the workflow passes it): "
+                                      "in place of the benchmark's own; '[]' slices nothing")
     p.add_argument("--resamples", type=int, default=1000)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", type=Path, required=True)

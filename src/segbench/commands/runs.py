@@ -160,8 +160,11 @@ def run_uncertainty(step: ModuleType, args: argparse.Namespace) -> None:
 
 
 def run_slices(step: ModuleType, args: argparse.Namespace) -> None:
+    from ..protocols.definitions import slices_from_json
+
+    slicings = None if args.slicings is None else slices_from_json(args.slicings, "--slicings")
     document = step.slices(benchmark_of(args), args.counts, args.baseline_counts, args.floor_counts, args.frames,
-                           args.resamples, args.seed, args.out)
+                           args.resamples, args.seed, args.out, slicings)
     slicings = document["slicings"]
     print(f"{sum(len(s['slices']) for s in slicings.values())} slices of {len(slicings)} metadata column(s)")
 

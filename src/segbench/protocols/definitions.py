@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -66,6 +67,32 @@ def load_benchmark(name: str) -> Benchmark:
     doc = read_yaml(path)
     validate(doc, "benchmark", path)
     return parse_benchmark(doc, path)
+
+
+def parse_slices(entries: list[dict[str, Any]], source: str | Path, field: str) -> tuple[SliceSpec, ...]:
+    """The slicings of a `slices` list (its items valid by slice.schema.json): a benchmark
+    definition's, or a config benchmark entry's that replaces it. Errors name `source` and the
+    item: field `field`/i (i alone when `field` is empty: a list on its own)."""
+    slices = tuple(SliceSpec(e["key"], e["column"], tuple(float(b) for b in e["bins"]) if "bins" in e else None)
+                   for e in entries)
+    for i, spec in enumerate(slices):
+        where = f"{source}: field '{'/'.join(filter(None, (field, str(i))))}'"
+        if spec.bins is not None and any(a >= b for a, b in zip(spec.bins, spec.bins[1:])):
+            raise SegbenchError(f"{where} ('{spec.key}'): bins {list(spec.bins)} are not increasing")
+        if spec.key in [s.key for s in slices[:i]]:
+            raise SegbenchError(f"{where}: key '{spec.key}' is used twice")
+    return slices
+
+
+def slices_from_json(text: str, source: str) -> tuple[SliceSpec, ...]:
+    """A `slices` list as JSON (the config's, as a workflow rule passes it), checked by
+    slice.schema.json and parse_slices."""
+    try:
+        entries = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SegbenchError(f"{source}: not JSON ({exc}): {text[:200]}") from None
+    validate(entries, "slice", source, {"type": "array", "items": {"$ref": "slice.schema.json"}})
+    return parse_slices(entries, source, "")
 
 
 def parse_benchmark(doc: dict[str, Any], path: Path) -> Benchmark:
@@ -136,13 +163,6 @@ def parse_benchmark(doc: dict[str, Any], path: Path) -> Benchmark:
             raise SegbenchError(f"{path}: report '{report.key}': {needs} need the band width 'scoring/boundary'")
     if not any(r.key == report_key and metric_key in [m.key for m in r.metrics] for r in reports):
         raise SegbenchError(f"{path}: field 'floor/compare_on': no report '{report_key}' with a metric '{metric_key}'")
-    slices = tuple(SliceSpec(e["key"], e["column"], tuple(float(b) for b in e["bins"]) if "bins" in e else None)
-                   for e in doc.get("slices", []))
-    for i, spec in enumerate(slices):
-        if spec.bins is not None and any(a >= b for a, b in zip(spec.bins, spec.bins[1:])):
-            raise SegbenchError(f"{path}: slices/{i} ('{spec.key}'): bins {list(spec.bins)} are not increasing")
-        if spec.key in [s.key for s in slices[:i]]:
-            raise SegbenchError(f"{path}: slices/{i}: key '{spec.key}' is used twice")
     return Benchmark(
         name=doc["name"],
         title=doc["title"],
@@ -165,7 +185,7 @@ def parse_benchmark(doc: dict[str, Any], path: Path) -> Benchmark:
         floor_compare_on=(report_key, metric_key),
         reports=tuple(reports),
         source=path,
-        slices=slices,
+        slices=parse_slices(doc.get("slices", []), path, "slices"),
         files=(path, *(config_dir() / "label_spaces" / f"{n}.yaml" for n in doc["label_spaces"]),
                *(config_dir() / "mappings" / f"{n}.yaml" for n in doc.get("mapping_files", []))),
     )

@@ -9,7 +9,7 @@ from typing import Any
 
 from ..errors import SegbenchError
 from ..io.schemas import load_schema, validate
-from ..protocols.definitions import known_benchmarks, load_benchmark, read_yaml
+from ..protocols.definitions import known_benchmarks, load_benchmark, parse_slices, read_yaml
 
 
 def fill_defaults(document: Any, schema: dict[str, Any]) -> None:
@@ -29,7 +29,8 @@ def fill_defaults(document: Any, schema: dict[str, Any]) -> None:
 
 
 def check_config(config: dict[str, Any], source: str | Path) -> dict[str, Any]:
-    """Validate, fill defaults, and check the names the config refers to exist."""
+    """Validate, fill defaults, and check the names the config refers to exist, and a benchmark
+    entry's own `slices` as a definition's are checked."""
     validate(config, "config", source)
     fill_defaults(config, load_schema("config"))
     if "floor" in config["models"]:
@@ -58,6 +59,8 @@ def check_config(config: dict[str, Any], source: str | Path) -> dict[str, Any]:
                     f"{source}: field 'models/{model}/label_space': '{space}' is not a label space of benchmark "
                     f"'{bench_name}' ({sorted(benchmark.spaces)})"
                 )
+        if "slices" in bench:  # replaces the definition's (its items were checked by slice.schema.json)
+            parse_slices(bench["slices"], source, f"benchmarks/{bench_name}/slices")
     return config
 
 
