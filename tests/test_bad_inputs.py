@@ -480,6 +480,50 @@ def hf_case(name: str, damage: Callable[[Path], None], *needles: str, kind: bool
 hf_case("no-config-json", lambda f: (f / "config.json").unlink(), "config.json", kind=False)
 hf_case("config-not-json", lambda f: (f / "config.json").write_text("{"), "config.json")
 hf_case("weights-missing", lambda f: [p.unlink() for p in f.glob("*.safetensors")])
+hf_case("weights-truncated", lambda f: truncate(f / "model.safetensors"), "model.safetensors")
+hf_case("unknown-model-type", lambda f: (f / "config.json").write_text(json.dumps(
+    {**json.loads((f / "config.json").read_text()), "model_type": "bert"})), "config.json", "'bert'")
+
+
+def flip_middle_byte(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+
+
+@case("hf-differs-from-dvc-pin")
+def _(w: World, tmp: Path) -> Run:
+    """A pinned folder with one weight byte changed: refused against the folder's pin (`.dir`)."""
+    folder = Path(shutil.copytree(ROOT / "artifacts" / "segformer-ade", tmp / "segformer-ade"))
+    shutil.copyfile(ROOT / "artifacts" / "segformer-ade.dvc", tmp / "segformer-ade.dvc")
+    flip_middle_byte(folder / "model.safetensors")
+    return oneshot_run(tmp, folder, needles=("segformer-ade: bytes differ from its DVC pin", ".dir"), world=w)
+
+
+# --- ONNX --------------------------------------------------------------------------------------
+
+
+def onnx_case(name: str, make_file: Callable[[World, Path], Path], *needles: str) -> None:
+    def make(w: World, tmp: Path) -> Run:
+        path = make_file(w, tmp)
+        return oneshot_run(tmp, path, needles=(path.name, *needles), world=w)
+
+    case(f"onnx-{name}")(make)
+
+
+def pinned_onnx(w: World, tmp: Path) -> Path:
+    path = Path(shutil.copyfile(ROOT / "artifacts" / "best.onnx", tmp / "best.onnx"))
+    shutil.copyfile(ROOT / "artifacts" / "best.onnx.dvc", tmp / "best.onnx.dvc")
+    flip_middle_byte(path)
+    return path
+
+
+onnx_case("not-found", lambda w, t: t / "absent.onnx", "not found")
+onnx_case("random-bytes", lambda w, t: write(t / "noise.onnx", os.urandom(4096)), "not an ONNX model")
+onnx_case("truncated", lambda w, t: truncate(Path(shutil.copyfile(ROOT / "artifacts" / "best.onnx", t / "cut.onnx")))
+          and t / "cut.onnx", "not an ONNX model")
+onnx_case("a-pt-file", lambda w, t: Path(shutil.copyfile(w.pt, t / "really-pt.onnx")), "not an ONNX model")
+onnx_case("differs-from-dvc-pin", pinned_onnx, "bytes differ from its DVC pin")
 
 
 # --- predictions folders -----------------------------------------------------------------------

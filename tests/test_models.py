@@ -435,7 +435,7 @@ def test_segformer_weights_that_do_not_fit(tmp_path, segformer_dir, benchmark):
     config["hidden_sizes"] = [8, 16, 24, 40]
     (folder / "config.json").write_text(json.dumps(config))
     assert refused(load_model, "hf-segformer", folder, benchmark, "ade20k", "cpu").startswith(
-        f"{folder}: cannot load the segformer weights: "
+        f"{folder / 'model.safetensors'}: cannot load the segformer weights: "
     )
 
 

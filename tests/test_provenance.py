@@ -1,8 +1,10 @@
 import hashlib
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 from pv_fixtures import ALL_CLASSES, make_dataset, write_csv, write_png
 
 from segbench.datasets.base import Frame
@@ -12,6 +14,7 @@ from segbench.records.provenance import (
     build_manifest,
     checkpoint_sha256,
     dataset_id,
+    dvc_md5,
     read_manifest,
     verify_manifest,
     write_manifest,
@@ -357,3 +360,11 @@ def test_frame_paths_outside_data_dir(tmp_path, data):
     write_png(tmp_path / "x.png", np.zeros((2, 2), np.uint8))
     with pytest.raises(SegbenchError, match=r"x\.png: not inside the data folder"):
         build_manifest(data, [frame])
+
+
+@pytest.mark.parametrize("name", ["segformer-ade", "deeplab-pv", "best.onnx", "best.pt"])
+def test_dvc_md5_is_the_hash_dvc_pinned(name):
+    """Files and folders: the pins beside the embedded models were written by `dvc add` itself."""
+    artifacts = Path(__file__).resolve().parents[1] / "artifacts"
+    [out] = yaml.safe_load((artifacts / f"{name}.dvc").read_text())["outs"]
+    assert dvc_md5(artifacts / name) == (out["md5"], out["size"])

@@ -144,3 +144,12 @@ def sha256_file(path: Path) -> str:
     except OSError as exc:
         raise SegbenchError(f"{path}: cannot read: {exc.strerror}") from None
     return digest.hexdigest()
+
+
+def md5_file(path: Path) -> str:
+    """MD5 (hex) of a file's bytes, as DVC 3 hashes a file (its pins, its listings of a tree)."""
+    digest = hashlib.md5(usedforsecurity=False)
+    with Path(path).open("rb") as stream:
+        while block := stream.read(BLOCK):
+            digest.update(block)
+    return digest.hexdigest()

@@ -48,6 +48,8 @@ from ..core.labels import LabelSpace
 from ..errors import SegbenchError
 from .base import Normalization, SegmentationModel, resolve_device
 from .hf_folder import (
+    PICKLED,
+    SAFETENSORS,
     UNIVERSAL,
     check_mappings,
     checked_folder,
@@ -163,7 +165,8 @@ def _from_pretrained(path: Path, model_type: str, use_safetensors: bool) -> torc
             output_loading_info=True,
         )
     except Exception as exc:  # transformers raises OSError, ValueError, RuntimeError... for bad folders
-        raise SegbenchError(f"{path}: cannot load the {model_type} weights: {exc}") from None
+        weights = next((n for n in (SAFETENSORS if use_safetensors else PICKLED) if (path / n).is_file()), "")
+        raise SegbenchError(f"{path / weights}: cannot load the {model_type} weights: {exc}") from None
     problems = {k: v for k, v in info.items() if k in ("missing_keys", "mismatched_keys") and v}
     if problems:
         summary = "; ".join(f"{k}: {sorted(map(str, v))[:5]}" for k, v in problems.items())

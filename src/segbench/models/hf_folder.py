@@ -14,6 +14,7 @@ from typing import Any
 from ..core.benchmark import Benchmark
 from ..core.labels import LabelSpace
 from ..errors import SegbenchError
+from ..records.provenance import verify_pin
 from .base import Normalization, space_from_names
 
 SAFETENSORS = ("model.safetensors", "model.safetensors.index.json")
@@ -45,6 +46,7 @@ def checked_folder(path: Path) -> tuple[str, list[str]]:
         raise SegbenchError(
             f"{path}: a Hugging Face model must be a folder (config.json, weights, preprocessor_config.json)"
         )
+    verify_pin(path)  # safetensors and JSON files carry no checksums of their own
     config = read_config(path / "config.json", "config.json")
     model_type = config.get("model_type")
     known = {**semantic_types(), **UNIVERSAL}

@@ -31,6 +31,7 @@ import torch
 from ..core.benchmark import Benchmark
 from ..core.labels import LabelSpace
 from ..errors import SegbenchError
+from ..records.provenance import verify_pin
 from .base import Normalization, SegmentationModel, declared_space, resolve_device
 
 FORMAT = "segbench-onnx"
@@ -67,6 +68,7 @@ def read_graph(path: Path) -> Any:
 
     if not path.is_file():
         raise SegbenchError(f"{path}: ONNX model not found" if not path.exists() else f"{path}: an ONNX model must be a file")
+    verify_pin(path)  # a protobuf has no checksums of its own
     try:
         proto = onnx.load(str(path))
     except Exception as exc:  # protobuf's DecodeError and friends

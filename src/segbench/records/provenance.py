@@ -35,7 +35,7 @@ import yaml
 
 from ..datasets.base import Frame
 from ..errors import SegbenchError
-from ..io.fileio import BLOCK, atomic_write_text, sha256_file
+from ..io.fileio import atomic_write_text, md5_file, sha256_file
 from ..io.schemas import compiled, load_schema, validate_compiled
 
 MANIFEST_FORMAT = "segbench-manifest"
@@ -75,11 +75,25 @@ def checkpoint_sha256(path: Path) -> str:
     return hashlib.sha256(canonical_json(entries)).hexdigest()
 
 
-def verify_pin(path: Path) -> None:
-    """A file with a DVC pin beside it (`<file>.dvc`) must have the pinned size and MD5.
+def dvc_md5(path: Path) -> tuple[str, int]:
+    """(DVC 3's hash, size) of a file, or of a folder: `<md5>.dir`, the MD5 of its listing
+    [{"md5", "relpath"}, ...] of every file below it sorted by relpath, serialised as DVC does
+    (json.dumps with sorted keys), and the files' total size."""
+    path = Path(path)
+    if not path.is_dir():
+        return md5_file(path), path.stat().st_size
+    files = sorted((Path(root) / name for root, _, names in os.walk(path) for name in names),
+                   key=lambda f: f.relative_to(path).as_posix())
+    listing = [{"md5": md5_file(f), "relpath": f.relative_to(path).as_posix()} for f in files]
+    digest = hashlib.md5(json.dumps(listing, sort_keys=True).encode(), usedforsecurity=False).hexdigest()
+    return digest + ".dir", sum(f.stat().st_size for f in files)
 
-    DVC's pins are MD5s (DVC 3 hashes a file's bytes as they are): a file damaged on disk or
-    restored damaged from a remote is refused here, before it is read as a model.
+
+def verify_pin(path: Path) -> None:
+    """A file or folder with a DVC pin beside it (`<name>.dvc`) must have the pinned MD5.
+
+    DVC's pins are MD5s (DVC 3 hashes a file's bytes as they are, a folder by its listing): a
+    model damaged on disk or restored damaged from a remote is refused here, before it is read.
     """
     pin = Path(path).with_name(Path(path).name + ".dvc")
     if not pin.is_file():
@@ -89,19 +103,11 @@ def verify_pin(path: Path) -> None:
         want_md5, want_size = outs[0]["md5"], outs[0].get("size")
     except (yaml.YAMLError, KeyError, IndexError, TypeError, UnicodeDecodeError, OSError):
         raise SegbenchError(f"{pin}: not a readable DVC pin (outs[0].md5)") from None
-    size = Path(path).stat().st_size
-    if want_size is not None and size != want_size:
-        intact = False  # no need to read it through
-    else:
-        digest = hashlib.md5(usedforsecurity=False)
-        with Path(path).open("rb") as stream:
-            while block := stream.read(BLOCK):
-                digest.update(block)
-        intact = digest.hexdigest() == want_md5
-    if not intact:
+    md5, size = dvc_md5(path)
+    if md5 != want_md5:
         raise SegbenchError(
-            f"{path}: bytes differ from its DVC pin {pin} (pinned md5 {want_md5}, size {want_size}; the file has "
-            f"size {size}): damaged, or changed without `dvc add {path}`; `dvc pull --force {pin}` restores it"
+            f"{path}: bytes differ from its DVC pin {pin} (pinned md5 {want_md5}, size {want_size}; it has md5 "
+            f"{md5}, size {size}): damaged, or changed without `dvc add {path}`; `dvc pull --force {pin}` restores it"
         )
 
 

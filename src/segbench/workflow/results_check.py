@@ -12,7 +12,6 @@ cache without it) there is nothing to compare and nothing is removed.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -20,9 +19,9 @@ from pathlib import Path
 import yaml
 
 from ..errors import SegbenchError
+from ..io.fileio import md5_file
 
 TIMESTAMP = ".snakemake_timestamp"  # Snakemake's marker inside a directory() output
-BLOCK = 1 << 20
 
 
 def recorded_listing(lock: Path, out: str, cache: Path) -> list[dict] | None:
@@ -44,14 +43,6 @@ def recorded_listing(lock: Path, out: str, cache: Path) -> list[dict] | None:
         return json.loads(listing.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise SegbenchError(f"{listing}: DVC's listing of {out} is damaged ({exc})") from None
-
-
-def md5_file(path: Path) -> str:
-    digest = hashlib.md5(usedforsecurity=False)
-    with path.open("rb") as stream:
-        while block := stream.read(BLOCK):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def damaged_files(root: Path, listing: list[dict]) -> list[tuple[Path, str]]:
