@@ -741,6 +741,29 @@ def _(w: World, tmp: Path) -> Run:
                        "--out", str(tmp / "out" / "upload.zip")], 1, ("refused: a symbolic link",))
 
 
+def export_model_run(w: World, tmp: Path, data: Path, *model: str, needles: tuple[str, ...]) -> Run:
+    return Run("cli", ["export", "--dataset-manifest", str(w.manifest), "--split", "test", "--data", str(data), *model,
+                       "--device", "cpu", "--out", str(tmp / "out" / "upload.zip")], 1, needles)
+
+
+@case("export-model-on-data-that-differ-from-the-manifest")
+def _(w: World, tmp: Path) -> Run:
+    data = copy_data(w, tmp)
+    write_png(data / "images" / "e1.png", np.zeros((16, 20, 3), np.uint8))
+    return export_model_run(w, tmp, data, "--checkpoint", str(w.pt), needles=("images/e1.png",))
+
+
+@case("export-model-that-is-a-predictions-folder")
+def _(w: World, tmp: Path) -> Run:
+    return export_model_run(w, tmp, w.data, "--checkpoint", str(w.preds), needles=("preds", "no inference step"))
+
+
+@case("export-predictions-and-a-model")
+def _(w: World, tmp: Path) -> Run:
+    run = export_model_run(w, tmp, w.data, "--checkpoint", str(w.pt), needles=("--predictions", "not both"))
+    return Run(run.entry, [*run.argv, "--predictions", str(w.preds)], run.code, run.needles)
+
+
 # --- the runner --------------------------------------------------------------------------------
 
 

@@ -22,6 +22,7 @@ import torch
 from PIL import Image
 from idd_fixtures import scene, write_image, write_polygons
 
+from segbench.commands import cli
 from segbench.commands.oneshot import main
 from segbench.core.model_spec import ModelSpec
 from segbench.datasets import dataset_format, dataset_layout, read_dataset, require_labels, select_split
@@ -33,7 +34,6 @@ from segbench.protocols.idd.masks import RECORD, write_masks
 from segbench.records.provenance import build_manifest, read_manifest, verify_manifest, write_manifest
 from segbench.stages.audit import audit_dataset
 from segbench.stages.inference_geometry import frame_geometry
-from segbench.stages.uploads import export_upload, manifest_frames
 from segbench.steps.dataset_identity import dataset_manifest
 from segbench.steps.inference import infer
 from segbench.synthetic.training import IMAGENET
@@ -189,7 +189,7 @@ def test_the_unlabelled_test_split(tmp_path, benchmark):
     ]
 
 
-def test_the_unlabelled_test_split_is_inferred_and_exported(tmp_path, benchmark):
+def test_the_unlabelled_test_split_is_inferred_and_exported(tmp_path, benchmark, capsys):
     data = make_download(tmp_path / "idd", test_labels=False)
     [test] = select_split(read_dataset(benchmark, data), "test")
     checkpoint = tmp_path / "model.pt"
@@ -200,12 +200,18 @@ def test_the_unlabelled_test_split_is_inferred_and_exported(tmp_path, benchmark)
     infer(benchmark, [test], ModelSpec("m", "checkpoint", checkpoint, None), out, 1, "cpu", progress=False)
     with Image.open(out / "3/000003_gtFine_labellevel3Ids.png") as mask:
         assert (mask.mode, mask.size) == ("L", (16, 12))  # at the image's size: there is no label
+        expected = mask.resize((1280, 720), Image.Resampling.NEAREST).tobytes()
     manifest = tmp_path / "m.json"
     write_manifest(manifest, dataset_manifest(benchmark, data, None))
-    frames, dataset_id = manifest_frames(benchmark, manifest, "test")
-    assert export_upload(benchmark, frames, dataset_id, out, tmp_path / "upload.zip") == 1
-    with zipfile.ZipFile(tmp_path / "upload.zip") as upload, Image.open(io.BytesIO(upload.read(test.prediction))) as sent:
-        assert sent.size == (1280, 720)  # the challenge's upload size
+    upload = tmp_path / "upload" / "upload.zip"  # the model run by export itself, on the unlabelled split
+    assert cli.main(["export", "--benchmark", benchmark.name, "--dataset-manifest", str(manifest), "--split", "test",
+                     "--data", str(data), "--checkpoint", str(checkpoint), "--device", "cpu", "--out", str(upload)]) == 0
+    with zipfile.ZipFile(upload) as archive, Image.open(io.BytesIO(archive.read(test.prediction))) as sent:
+        assert archive.namelist() == [test.prediction]  # in its drive folder; masks only
+        assert sent.size == (1280, 720) and sent.tobytes() == expected  # the challenge's upload size
+    assert cli.main(["check-submission", str(upload), "--benchmark", benchmark.name, "--dataset-manifest",
+                     str(manifest), "--split", "test"]) == 0
+    assert "accepted: 1 frames" in capsys.readouterr().out
 
 
 def test_an_unlabelled_drive_may_not_also_be_a_labelled_one(tmp_path, benchmark):

@@ -10,12 +10,20 @@ import zipfile
 from pathlib import Path
 
 import numpy as np
+import pytest
 from PIL import Image
 
 from segbench.commands import cli
+from segbench.core.model_spec import ModelSpec
 from segbench.datasets import read_dataset
 from segbench.protocols.definitions import load_benchmark
 from segbench.records.provenance import build_manifest, write_manifest
+from segbench.stages.uploads import manifest_frames
+from segbench.steps.frames import frames_of_split
+from segbench.steps.inference import infer
+from segbench.workflow.config import load_config
+
+ROOT = Path(__file__).resolve().parents[1]
 
 PV = load_benchmark("painting-vision")
 IDD = load_benchmark("idd20k-icvgip2020")
@@ -73,3 +81,37 @@ def test_idd_upload_at_another_size_is_refused(tmp_path, capsys):
             archive.write(tmp_path / "preds" / name, name)
     assert cli.main(["check-submission", str(upload), "--benchmark", IDD.name, "--dataset-manifest", str(manifest)]) == 1
     assert f"{names[0]}: prediction is 640x360; the benchmark's uploads are 1280x720" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name, model, given_as", [
+    ("painting-vision", "best", ["--checkpoint", "artifacts/best.pt"]),  # as benchmark.py takes it
+    ("idd20k-icvgip2020", "idd-best", ["--model", "idd-best"]),  # a config entry
+    ("easyportrait", "easyportrait-best", ["--model", "easyportrait-best"]),
+])
+def test_export_runs_an_embedded_model_on_the_split(name, model, given_as, tmp_path, monkeypatch, capsys):
+    """The model run by `export` itself: the masks `segbench infer` makes, in the upload format
+    (IDD resized to 1280x720 by nearest neighbour), and check-submission accepts the upload."""
+    monkeypatch.chdir(ROOT)
+    benchmark = load_benchmark(name)
+    setting = load_config(Path("config/config.yaml"))["benchmarks"][name]
+    upload = tmp_path / "out" / "upload.zip"
+    assert cli.main(["export", "--benchmark", name, "--dataset-manifest", setting["manifest"], "--split", "test",
+                     "--data", setting["data"], *given_as, "--device", "cpu", "--out", str(upload)]) == 0, \
+        capsys.readouterr().err
+    assert [p.name for p in upload.parent.iterdir()] == ["upload.zip"]  # the masks' folder is gone
+    direct = tmp_path / "direct"
+    spec = ModelSpec.from_config(load_config(Path("config/config.yaml")), model)
+    infer(benchmark, frames_of_split(benchmark, Path(setting["data"]), "test"), spec, direct, 2, "cpu", progress=False)
+    frames, dataset_id = manifest_frames(benchmark, Path(setting["manifest"]), "test")
+    size = benchmark.evaluation_size
+    with zipfile.ZipFile(upload) as archive:
+        assert sorted(archive.namelist()) == sorted([f.prediction for f in frames] + ([] if size else ["dataset_id.txt"]))
+        for frame in frames:
+            made = Image.open(direct / frame.prediction)
+            expected = np.asarray(made.resize(size, Image.Resampling.NEAREST) if size else made)
+            assert np.array_equal(np.asarray(Image.open(io.BytesIO(archive.read(frame.prediction)))), expected)
+        if not size:
+            assert archive.read("dataset_id.txt").decode() == dataset_id + "\n"
+    assert cli.main(["check-submission", str(upload), "--benchmark", name, "--dataset-manifest", setting["manifest"],
+                     "--split", "test", "--label-space", spec.label_space, "--data", setting["data"]]) == 0
+    assert f"accepted: {len(frames)} frames of {dataset_id}" in capsys.readouterr().out

@@ -202,7 +202,14 @@ def args_export(p: argparse.ArgumentParser) -> None:
     add_benchmark(p)
     p.add_argument("--dataset-manifest", type=Path, required=True, help="the manifest of the data the masks are for")
     p.add_argument("--split", help="the split (default: the benchmark's)")
-    p.add_argument("--predictions", type=Path, required=True, help="folder or archive of masks named by frame")
+    p.add_argument("--predictions", type=Path, help="folder or archive of masks named by frame (made elsewhere)")
+    p.add_argument("--data", type=Path, help="the dataset, to run a model on the split (labels not needed)")
+    p.add_argument("--checkpoint", type=Path, help="with --data: the model, as benchmark.py takes it")
+    p.add_argument("--checkpoint-kind", choices=["checkpoint", "torchscript", "onnx", "hf", "hf-segformer"])
+    p.add_argument("--label-space", help="with --checkpoint: its label space (default: as it declares)")
+    add_model(p)
+    p.add_argument("--batch-size", type=int, default=4)
+    p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     p.add_argument("--out", type=Path, required=True, help="the upload (.zip)")
 
 

@@ -66,7 +66,7 @@ COMMANDS = [
     Command("import-checkpoint", "models.importing",
             "a plain state dict (.pt/.pth/.ckpt/.safetensors) -> a segbench checkpoint",
             arguments.args_import_checkpoint, runs.run_import_checkpoint),
-    Command("export", "stages.uploads", "the upload of a predictions folder in the benchmark's official format (zip)",
+    Command("export", "steps.export", "the upload in the benchmark's official format (zip): of masks, or of a model run on the split",
             arguments.args_export, runs.run_export),
     Command("check-submission", "stages.uploads", "check an upload against the dataset manifest, without labels",
             arguments.args_check_submission, runs.run_check_submission),

@@ -18,7 +18,6 @@ from typing import Any
 from ..core.evaluation import record_results
 from ..core.model_spec import ModelSpec
 from ..errors import AuditFailed, SegbenchError
-from ..io.archives import ARCHIVE_SUFFIXES, is_archive
 from ..io.fileio import atomic_write_texts
 from ..protocols.definitions import load_benchmark
 from ..stages.submission import dumps
@@ -32,6 +31,7 @@ from ..steps.model_identity import model_identity
 from ..steps.scoring import check_predictions, score_floor, score_model
 from ..steps.submission import inference_record, submission_record
 from ..workflow.config import load_config
+from .modelpath import checkpoint_kind, model_name
 
 
 @contextmanager
@@ -39,40 +39,6 @@ def timed(step: str) -> Iterator[None]:
     start = time.perf_counter()
     yield
     print(f"[{time.perf_counter() - start:6.1f} s] {step}", file=sys.stderr)
-
-
-HF_WEIGHTS = ("*.safetensors", "pytorch_model*.bin", "*.pth")
-
-
-def checkpoint_kind(path: Path) -> str:
-    """The adapter for a --checkpoint path: a folder with config.json is a Hugging Face model,
-    another folder or an archive (.zip, .tar, .tar.gz) holds prediction masks, a .ts/.torchscript
-    file is TorchScript, a .onnx file ONNX, else a .pt. A folder of model weights without
-    config.json is refused rather than taken for a folder of masks."""
-    if is_archive(path):
-        return "predictions"
-    if path.is_dir():
-        if (path / "config.json").is_file():
-            return "hf"
-        weights = sorted(p.name for pattern in HF_WEIGHTS for p in path.glob(pattern))
-        if weights:
-            raise SegbenchError(
-                f"{path}: holds model weights ({', '.join(weights[:3])}) but no config.json: a Hugging Face model "
-                "folder needs its config.json (or pass --checkpoint-kind)"
-            )
-        return "predictions"
-    if path.suffix in (".ts", ".torchscript"):
-        return "torchscript"
-    if path.suffix == ".onnx":
-        return "onnx"
-    return "checkpoint"
-
-
-def model_name(path: Path) -> str:
-    """The checkpoint's name in the table and records: its file name without the suffix(es)."""
-    name = path.name
-    suffix = next((s for s in ARCHIVE_SUFFIXES if name.lower().endswith(s)), path.suffix)
-    return name[: len(name) - len(suffix)] if suffix else name
 
 
 def positive_int(text: str) -> int:

@@ -216,9 +216,29 @@ def run_import_checkpoint(step: ModuleType, args: argparse.Namespace) -> None:
 
 def run_export(step: ModuleType, args: argparse.Namespace) -> None:
     benchmark = benchmark_of(args)
-    frames, dataset_id = step.manifest_frames(benchmark, args.dataset_manifest, args.split or benchmark.default_split)
-    count = step.export_upload(benchmark, frames, dataset_id, args.predictions, args.out)
+    split = args.split or benchmark.default_split
+    named = args.checkpoint is not None or args.model is not None or args.model_spec is not None
+    if args.predictions is not None and not named and args.data is None:
+        count, dataset_id = step.export_predictions(benchmark, args.dataset_manifest, split, args.predictions, args.out)
+    elif args.predictions is None and named and args.data is not None:
+        count, dataset_id = step.export_model(benchmark, args.dataset_manifest, split, args.data, export_model_spec(args),
+                                              args.out, args.batch_size, args.device)
+    else:
+        raise SegbenchError("export needs --predictions PATH (masks made elsewhere), or --data DIR and a model to run "
+                            "on the split (--checkpoint PATH, --model NAME or --model-spec JSON), not both")
     print(f"{args.out}: {count} masks in the {benchmark.title} upload format, for dataset {dataset_id}")
+
+
+def export_model_spec(args: argparse.Namespace):
+    """The model `export` runs: --checkpoint as benchmark.py takes it, or a config entry."""
+    if args.checkpoint is None:
+        return model_spec(args)
+    from ..core.model_spec import ModelSpec
+    from .modelpath import checkpoint_kind, model_name
+
+    kind = args.checkpoint_kind or checkpoint_kind(args.checkpoint)
+    return ModelSpec.from_entry(model_name(args.checkpoint),
+                                {"kind": kind, "path": str(args.checkpoint), "label_space": args.label_space})
 
 
 def run_check_submission(step: ModuleType, args: argparse.Namespace) -> None:
