@@ -12,6 +12,7 @@ import json
 import os
 import re
 import shlex
+import sys
 from pathlib import Path
 
 from segbench.commands.cli import COMMAND
@@ -26,6 +27,19 @@ from segbench.workflow.plan import (
     model_content,
     shard_content,
 )
+from segbench.workflow.runlock import claim_folder
+
+# A lock that a killed run left is removed before Snakemake checks it, a live run's never
+# (segbench/workflow/runlock.py), so a plain `snakemake` after a `kill -9` recovers. Only the
+# scheduling process: a cluster's jobs parse this file too.
+if workflow.is_main_process:
+    stale = claim_folder(Path(".snakemake"))
+    if stale:
+        print(
+            f"segbench: removed the lock of a killed run ({', '.join(map(str, stale))}): no other "
+            "snakemake runs in this folder; the killed jobs' files are re-made (rerun-incomplete)",
+            file=sys.stderr,
+        )
 
 # Validates against workflow/schemas/config.schema.json (naming the key and what was expected),
 # fills the schema's defaults, and checks that the benchmarks and models named exist.
