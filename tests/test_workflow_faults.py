@@ -35,15 +35,15 @@ STALE = "segbench: removed the lock of a killed run"
 
 
 def group_commands(group: int) -> list[list[str]]:
-    """The command lines of the processes in process group `group`."""
+    """The command lines of the live processes in process group `group` (zombies left out: they
+    have ended, only their exit status waits to be collected)."""
     commands = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
+    for entry in filter(str.isdigit, os.listdir("/proc")):
         try:
-            if os.getpgid(int(entry)) == group:
+            state, _, pgrp = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[:3]
+            if int(pgrp) == group and state != "Z":
                 commands.append(Path(f"/proc/{entry}/cmdline").read_bytes().decode().split("\0"))
-        except (ProcessLookupError, FileNotFoundError, PermissionError):
+        except (FileNotFoundError, ProcessLookupError):
             continue  # ended while listed
     return commands
 

@@ -29,8 +29,10 @@ def claim_folder(state: Path) -> list[Path]:
     _held.append(handle)
     try:
         fcntl.lockf(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:  # another run holds it (shared): its lock files are live
+    except (BlockingIOError, PermissionError):  # another run holds it (shared): its lock files are live
         fcntl.lockf(handle, fcntl.LOCK_SH)  # waits only while another run is claiming the folder
+        return []
+    except OSError:  # a file system without record locks: nothing is known, so nothing is removed
         return []
     stale = sorted((state / "locks").glob("*.lock"))
     for path in stale:
