@@ -87,7 +87,10 @@ class Run:
     def kill_9(self) -> None:
         os.killpg(self.process.pid, signal.SIGKILL)
         assert self.process.wait(timeout=60) == -signal.SIGKILL
-        assert not group_commands(self.process.pid)  # every job died with it
+        deadline = time.monotonic() + 60
+        while group_commands(self.process.pid):  # every job dies with it (a dying one is torn down first)
+            assert time.monotonic() < deadline, group_commands(self.process.pid)
+            time.sleep(0.05)
 
     def interrupt(self) -> int:
         """Ctrl-C: SIGINT to every process of the (stopped) group, then let it go on."""
