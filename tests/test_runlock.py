@@ -1,5 +1,5 @@
-"""segbench.workflow.runlock: a killed run's Snakemake lock is removed, a live run's never. Each party is
-a process of its own (record locks are per process, and the kernel drops a dead one's)."""
+"""segbench.workflow.runlock: a killed run's Snakemake lock is removed, a live run's never. Each
+party is a process of its own (record locks are per process, and the kernel drops a dead one's)."""
 
 from __future__ import annotations
 
