@@ -2,12 +2,15 @@
 and a Ctrl-C, each followed by the documented recovery (the same command again), and the
 recovered results byte for byte those of the uninterrupted shared run (conftest.embedded_run).
 
-One copy of the repository goes through the whole sequence, each run redoing only what the one
-before left undone, so the module costs about one run of the workflow up to the results table:
+One copy of the repository, in a folder whose name has a space, a non-ASCII letter and a `;`
+(every path in every rule is quoted), goes through the whole sequence, each run redoing only
+what the one before left undone, so the module costs about one run of the workflow up to the
+results table:
 
   run 1  killed during an inference shard (some of its masks written); while it is frozen there,
          a second `snakemake` in the folder is refused by Snakemake's lock, which it leaves alone
-  run 2  removes the killed run's lock itself (segbench/workflow/runlock.py); killed during a metrics job
+  run 2  removes the killed run's lock itself (segbench/workflow/runlock.py); killed during a
+         metrics job
   run 3  Ctrl-C (SIGINT to the group, as a terminal sends it) during a submission job
   run 4  killed during the results job (the table, metrics.json)
   run 5  completes
@@ -32,6 +35,7 @@ from test_workflow import BIN, tracked_copy
 pytestmark = pytest.mark.workflow
 COMMAND = ["snakemake", "--cores", "2", "leaderboard"]  # the results table and the records it reads
 STALE = "segbench: removed the lock of a killed run"
+ODD_NAME = "check out ü; x"
 
 
 def group_commands(group: int) -> list[list[str]]:
@@ -124,7 +128,7 @@ def shard_has_masks(outs: list[Path]) -> bool:
 
 
 def test_kill_9_at_three_moments_and_ctrl_c_then_the_same_command_recovers(tmp_path, embedded_run):
-    repo = tracked_copy(tmp_path / "repo")
+    repo = tracked_copy(tmp_path / ODD_NAME)
     first = Run(repo, 1)
     first.freeze_during("infer", shard_has_masks)
     refused_beside_a_live_run(repo)
@@ -141,7 +145,8 @@ def test_kill_9_at_three_moments_and_ctrl_c_then_the_same_command_recovers(tmp_p
     third.freeze_during("submit")
     assert STALE in third.output()
     code = third.interrupt()
-    assert code != 0 and not lock_files(repo), third.output()[-4000:]  # Snakemake released its lock
+    assert code == 1 and not lock_files(repo), third.output()[-4000:]  # Snakemake released its lock
+    assert "Terminating processes on user request" in third.output()
     assert "Traceback" not in third.output()
 
     fourth = Run(repo, 4)
