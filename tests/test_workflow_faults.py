@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-from test_workflow import BIN, tracked_copy
+from workflow_helpers import BIN, tracked_copy
 
 pytestmark = pytest.mark.workflow
 COMMAND = ["snakemake", "--cores", "2", "leaderboard"]  # the results table and the records it reads
