@@ -379,3 +379,35 @@ def test_a_config_override_is_honoured_too(first_run: Path):
 
     assert after["checkpoint_sha256"] == sha256_file(first_run / "artifacts" / "other.pt") != before["checkpoint_sha256"]
 
+
+
+def pv_slicings(repo: Path) -> dict[str, tuple[str, list[str]]]:
+    """model -> (slicings_from, slicing keys) of each Painting Vision model's slices.json, and
+    the table's: every row that has slices, under "table"."""
+    found = {}
+    for model in pv_models(repo):
+        document = json.loads((repo / "results" / "painting-vision" / "test" / model / "slices.json").read_text())
+        found[model] = (document["slicings_from"], list(document["slicings"]))
+    rows = [r for g in leaderboard(repo)["groups"] if g["benchmark"] == "painting-vision" for r in g["rows"]]
+    found["table"] = sorted({tuple(r["slices"]) for r in rows if "slices" in r})
+    return found
+
+
+def test_a_config_slices_change_reruns_the_slices_jobs_and_the_table_only(first_run: Path):
+    run_jobs(first_run, "leaderboard")  # what an earlier test of this module left to do
+    config_path = first_run / "config" / "config.yaml"
+    committed = config_path.read_text()
+    config = yaml.safe_load(committed)
+    config["benchmarks"]["painting-vision"]["slices"] = [{"key": "light", "column": "lighting"}]
+    config_path.write_text(yaml.safe_dump(config, sort_keys=False))
+    try:
+        jobs = run_jobs(first_run, "leaderboard")
+        assert pv_slicings(first_run) == {**{m: ("config", ["light"]) for m in pv_models(first_run)},
+                                          "table": [("light",)]}
+    finally:
+        config_path.write_text(committed)
+    models = len(pv_models(first_run))
+    assert jobs == {"slices": models, "leaderboard": 1}, jobs
+    assert run_jobs(first_run, "leaderboard") == {"slices": models, "leaderboard": 1}  # the definition's again
+    assert pv_slicings(first_run) == {**{m: ("benchmark", ["lighting"]) for m in pv_models(first_run)},
+                                      "table": [("lighting",)]}
