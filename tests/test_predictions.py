@@ -1,0 +1,57 @@
+"""A set of prediction masks named for the frames (records/predictions.py): the folders a naming
+rule uses, and the listing checked against the evaluated frames."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from segbench.datasets.base import Frame
+from segbench.errors import SegbenchError
+from segbench.records.predictions import Predictions, folders_of
+
+
+class Listed(Predictions):
+    """The smallest concrete set: nothing to read, only the shared listing checks."""
+
+    def read(self, frame: Frame) -> bytes:
+        return b""
+
+
+def frame(frame_id: str, prediction: str = "") -> Frame:
+    return Frame(frame_id, "g", "val", Path(f"{frame_id}.jpg"), Path(f"{frame_id}.png"), prediction)
+
+
+def test_folders_of_names_every_parent():
+    assert folders_of(["a.png", "drive/b.png", "drive/cam/c.png"]) == {"drive", "drive/cam"}
+    assert folders_of(["a.png"]) == set()
+    assert folders_of([]) == set()
+
+
+def test_frames_sharing_a_prediction_name_are_refused():
+    with pytest.raises(SegbenchError, match=r"^preds: two evaluated frames share a prediction name$"):
+        Listed(Path("preds"), [frame("a", "x.png"), frame("b", "x.png")], exact=True)
+
+
+def test_a_complete_listing_passes_and_where_names_the_file():
+    preds = Listed(Path("preds"), [frame("a"), frame("b", "drive/b.png")], exact=True)
+    preds.check_listing({"a.png", "drive/b.png"}, [])
+    assert preds.where(frame("b", "drive/b.png")) == "preds/drive/b.png"
+
+
+def test_missing_and_extra_entries_are_listed_in_order():
+    preds = Listed(Path("preds"), [frame("b"), frame("a")], exact=True)
+    with pytest.raises(SegbenchError) as info:
+        preds.check_listing({"b.png", "z.png"}, ["preds/sub: a folder where a mask was expected"])
+    assert str(info.value) == (
+        "preds: predictions do not match the evaluated frames:\n"
+        "  preds/sub: a folder where a mask was expected\n"
+        "  missing prediction for frame a: preds/a.png\n"
+        "  extra file not matching any evaluated frame: preds/z.png"
+    )
+
+
+def test_extra_entries_pass_when_not_exact():
+    with Listed(Path("preds"), [frame("a")], exact=False) as preds:
+        preds.check_listing({"a.png", "z.png"}, [])
