@@ -1,6 +1,6 @@
 """The participant's upload as a step: masks made elsewhere, or a model run here on the split
-(labelled or not: the labels are never read), written in the benchmark's official format
-(segbench.uploads) for the dataset the manifest names."""
+(labelled or not: an unlabelled frame's mask is made at its image's size), written in the
+benchmark's official format (segbench.stages.uploads) for the dataset the manifest names."""
 
 from __future__ import annotations
 
