@@ -9,10 +9,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from model_fixtures import make_segformer, refused, tiny_net, write_model_files
+from model_fixtures import make_segformer, refused, write_model_files
 
 from segbench.models import load_model, model_kinds, output_space
-from segbench.models.architectures import build, known_architectures
 from segbench.models.base import Normalization
 from segbench.protocols.definitions import load_benchmark, load_label_space
 
@@ -141,13 +140,6 @@ def test_unknown_kind():
         "'predictions' is scored directly)"
     )
     assert model_kinds() == ["checkpoint", "torchscript", "onnx", "hf", "hf-segformer"]
-
-
-def test_tiny_segnet_output_at_input_resolution():
-    assert known_architectures() == ["tiny-segnet"]
-    with torch.inference_mode():
-        assert tiny_net(3)(torch.zeros(1, 3, 24, 40)).shape == (1, 3, 24, 40)
-    assert refused(build, "resnet", {}, 3) == "unknown architecture 'resnet' (known: ['tiny-segnet'])"
 
 
 # --- output_space: the label space without loading weights ----------------------------
