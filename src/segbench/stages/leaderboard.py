@@ -8,7 +8,7 @@ results_page (the sortable HTML page).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from .text_table import flatten
@@ -119,21 +119,27 @@ def row_key(document: dict[str, Any]) -> tuple[str, str, str]:
     return document["benchmark"], document["split"], document["model"]
 
 
-def attach_results(groups: Sequence[dict[str, Any]], documents: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Each row with a metrics document (results/<b>/<s>/<model>/metrics.json, the floor's too)
-    gains every metric of every report, beside the record's spec fields. Records are not changed."""
+def attach(groups: Sequence[dict[str, Any]], documents: Sequence[dict[str, Any]],
+           extend: Callable[[dict[str, Any], dict[str, Any], dict[str, Any]], dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each row of each group, with the document of the same (benchmark, split, model) when there
+    is one, replaced by `extend(group, row, document)`; rows without a document stay as they are."""
     by_key = {row_key(d): d for d in documents}
     out = []
     for group in groups:
         rows = []
         for row in group["rows"]:
             document = by_key.get((group["benchmark"], group["split"], row["model"]))
-            if document is not None:
-                row = {**{k: v for k, v in row.items() if k != "beats_floor"}, **flatten(document["results"]),
-                       "beats_floor": row["beats_floor"], "results": document["results"]}
-            rows.append(row)
+            rows.append(row if document is None else extend(group, row, document))
         out.append({**group, "rows": rows})
     return out
+
+
+def attach_results(groups: Sequence[dict[str, Any]], documents: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each row with a metrics document (results/<b>/<s>/<model>/metrics.json, the floor's too)
+    gains every metric of every report, beside the record's spec fields. Records are not changed."""
+    return attach(groups, documents, lambda group, row, document: {
+        **{k: v for k, v in row.items() if k != "beats_floor"}, **flatten(document["results"]),
+        "beats_floor": row["beats_floor"], "results": document["results"]})
 
 
 # --- uncertainty beside the spec's fields ------------------------------------------------------
@@ -145,30 +151,25 @@ def attach_intervals(groups: Sequence[dict[str, Any]], uncertainties: Sequence[d
     """Each row gains `M.ci_low` / `M.ci_high` beside every bootstrapped metric M, and
     `vs_baseline.*` / `vs_floor.*` (difference, interval, excludes_zero) for the headline metric;
     the full bootstrap document goes under `uncertainty` (JSON only). Records are not changed."""
-    by_key = {row_key(u): u for u in uncertainties}
-    out = []
-    for group in groups:
-        rows = []
-        for row in group["rows"]:
-            document = by_key.get((group["benchmark"], group["split"], row["model"]))
-            row = dict(row)
-            if document is not None:
-                for key, interval in document["intervals"].items():
-                    row[f"{key}.ci_low"] = interval["low"]
-                    row[f"{key}.ci_high"] = interval["high"]
-                for role in COMPARISONS:
-                    comparison = (document["comparisons"] or {}).get(role)
-                    entry = comparison["metrics"].get(group["headline"]) if comparison else None
-                    row[f"vs_{role}.against"] = comparison["against"] if comparison else None
-                    row[f"vs_{role}.difference"] = entry["difference"] if entry else None
-                    row[f"vs_{role}.ci_low"] = entry["low"] if entry else None
-                    row[f"vs_{role}.ci_high"] = entry["high"] if entry else None
-                    row[f"vs_{role}.excludes_zero"] = entry["excludes_zero"] if entry else None
-                row["uncertainty"] = {k: document[k] for k in ("method", "group_key", "groups", "resamples", "seed",
-                                                                 "confidence", "intervals", "comparisons")}
-            rows.append(row)
-        out.append({**group, "rows": rows})
-    return out
+    return attach(groups, uncertainties, with_intervals)
+
+
+def with_intervals(group: dict[str, Any], row: dict[str, Any], document: dict[str, Any]) -> dict[str, Any]:
+    row = dict(row)
+    for key, interval in document["intervals"].items():
+        row[f"{key}.ci_low"] = interval["low"]
+        row[f"{key}.ci_high"] = interval["high"]
+    for role in COMPARISONS:
+        comparison = (document["comparisons"] or {}).get(role)
+        entry = comparison["metrics"].get(group["headline"]) if comparison else None
+        row[f"vs_{role}.against"] = comparison["against"] if comparison else None
+        row[f"vs_{role}.difference"] = entry["difference"] if entry else None
+        row[f"vs_{role}.ci_low"] = entry["low"] if entry else None
+        row[f"vs_{role}.ci_high"] = entry["high"] if entry else None
+        row[f"vs_{role}.excludes_zero"] = entry["excludes_zero"] if entry else None
+    row["uncertainty"] = {k: document[k] for k in ("method", "group_key", "groups", "resamples", "seed",
+                                                     "confidence", "intervals", "comparisons")}
+    return row
 
 
 def interval(row: dict[str, Any], key: str) -> tuple[Any, Any, Any]:
@@ -182,15 +183,7 @@ def interval(row: dict[str, Any], key: str) -> tuple[Any, Any, Any]:
 
 def attach_slices(groups: Sequence[dict[str, Any]], documents: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """Each model row with a slices document gains its slicings under `slices` (JSON only)."""
-    by_key = {row_key(d): d for d in documents}
-    out = []
-    for group in groups:
-        rows = []
-        for row in group["rows"]:
-            document = by_key.get((group["benchmark"], group["split"], row["model"]))
-            rows.append({**row, "slices": document["slicings"]} if document is not None else row)
-        out.append({**group, "rows": rows})
-    return out
+    return attach(groups, documents, lambda group, row, document: {**row, "slices": document["slicings"]})
 
 
 def slice_entries(group: dict[str, Any]) -> list[tuple[str, str, dict[str, dict[str, Any]]]]:
