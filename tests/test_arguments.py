@@ -1,0 +1,39 @@
+"""What the subcommands take (commands/arguments.py): the shared frame and model arguments and their
+defaults (every subcommand's parser and help: test_cli.py)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pytest
+
+from segbench.commands.arguments import DEFAULT_CONFIG, add_frames, add_model
+
+
+def parser(*adders) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(exit_on_error=False)
+    for add in adders:
+        add(p)
+    return p
+
+
+def test_frame_arguments_and_their_defaults():
+    args = parser(add_frames).parse_args(["--data", "d", "--split", "val"])
+    assert vars(args) == {
+        "benchmark": "painting-vision", "data": Path("d"), "split": "val", "frames": None, "shard": None, "shards": None
+    }
+    args = parser(add_frames).parse_args(["--data", "d", "--split", "val", "--shard", "1", "--shards", "4"])
+    assert (args.shard, args.shards) == (1, 4)
+
+
+def test_data_and_split_are_required(capsys):
+    with pytest.raises(SystemExit):
+        parser(add_frames).parse_args(["--data", "d"])
+    assert "the following arguments are required: --split" in capsys.readouterr().err
+
+
+def test_model_arguments_default_to_the_project_config():
+    args = parser(add_model).parse_args([])
+    assert vars(args) == {"model": None, "config": DEFAULT_CONFIG, "model_spec": None}
+    assert DEFAULT_CONFIG == Path("config/config.yaml")
