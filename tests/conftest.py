@@ -31,6 +31,22 @@ def ep_data(tmp_path: Path) -> Path:
     return make_ep(tmp_path, CLEAN)
 
 
+@pytest.fixture(scope="module")
+def pv10():
+    """The ten-class Painting Vision label space, which the small test models predict."""
+    from segbench.protocols.definitions import load_label_space
+
+    return load_label_space("painting-vision-10")
+
+
+@pytest.fixture(scope="module")
+def model_files(tmp_path_factory, pv10) -> Path:
+    """tiny.pt and tiny.ts: one small random-weight net as a checkpoint and as TorchScript (model_fixtures)."""
+    from model_fixtures import write_model_files
+
+    return write_model_files(tmp_path_factory.mktemp("models"), pv10)
+
+
 @pytest.fixture(scope="session")
 def synthetic_idd(tmp_path_factory) -> Path:
     """The embedded default's synthetic IDD20K dataset (segbench.synthetic.idd), built once; read only."""

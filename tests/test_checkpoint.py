@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 import torch
 
-from model_fixtures import NORM, WIDTHS, refused, tiny_net, write_model_files
+from model_fixtures import NORM, WIDTHS, refused, tiny_net
 
 from segbench.core.labels import LabelClass, LabelSpace
 from segbench.errors import SegbenchError
 from segbench.models import load_model
 from segbench.models.base import Normalization
 from segbench.models.checkpoint import save_checkpoint
-from segbench.protocols.definitions import load_benchmark, load_label_space
+from segbench.protocols.definitions import load_benchmark
 
 UNPICKLED: list[str] = []  # set if unpickling ever runs code from a refused file
 
@@ -35,16 +35,6 @@ class Payload:
 @pytest.fixture(scope="module")
 def benchmark():
     return load_benchmark("painting-vision")
-
-
-@pytest.fixture(scope="module")
-def pv10():
-    return load_label_space("painting-vision-10")
-
-
-@pytest.fixture(scope="module")
-def model_files(tmp_path_factory, pv10):
-    return write_model_files(tmp_path_factory.mktemp("models"), pv10)
 
 
 def test_checkpoint_loads_and_gives_logits(model_files, benchmark, pv10):

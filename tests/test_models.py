@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from model_fixtures import make_segformer, refused, write_model_files
+from model_fixtures import make_segformer, refused
 
 from segbench.models import load_model, model_kinds, output_space
 from segbench.models.base import Normalization
@@ -19,16 +19,6 @@ from segbench.protocols.definitions import load_benchmark, load_label_space
 @pytest.fixture(scope="module")
 def benchmark():
     return load_benchmark("painting-vision")
-
-
-@pytest.fixture(scope="module")
-def pv10():
-    return load_label_space("painting-vision-10")
-
-
-@pytest.fixture(scope="module")
-def model_files(tmp_path_factory, pv10):
-    return write_model_files(tmp_path_factory.mktemp("models"), pv10)
 
 
 def ade_names() -> list[str]:

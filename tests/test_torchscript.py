@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from model_fixtures import NORM, refused, tiny_net, write_model_files
+from model_fixtures import NORM, refused, tiny_net
 
 from segbench.core.labels import LabelClass, LabelSpace
 from segbench.models import load_model
@@ -17,16 +17,6 @@ from segbench.protocols.definitions import load_benchmark, load_label_space
 @pytest.fixture(scope="module")
 def benchmark():
     return load_benchmark("painting-vision")
-
-
-@pytest.fixture(scope="module")
-def pv10():
-    return load_label_space("painting-vision-10")
-
-
-@pytest.fixture(scope="module")
-def model_files(tmp_path_factory, pv10):
-    return write_model_files(tmp_path_factory.mktemp("models"), pv10)
 
 
 def test_torchscript_matches_checkpoint(model_files, benchmark, pv10):
