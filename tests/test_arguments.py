@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from segbench.commands.arguments import DEFAULT_CONFIG, add_frames, add_model
+from segbench.commands.arguments import DEFAULT_CONFIG, add_frames, add_model, positive_int
 
 
 def parser(*adders) -> argparse.ArgumentParser:
@@ -37,3 +37,16 @@ def test_model_arguments_default_to_the_project_config():
     args = parser(add_model).parse_args([])
     assert vars(args) == {"model": None, "config": DEFAULT_CONFIG, "model_spec": None}
     assert DEFAULT_CONFIG == Path("config/config.yaml")
+
+
+@pytest.mark.parametrize("text, problem", [("0", "must be a positive integer, got 0"),
+                                           ("-3", "must be a positive integer, got -3"),
+                                           ("2.5", "'2.5' is not an integer"), ("", "'' is not an integer")])
+def test_positive_int_refuses_what_is_not_a_whole_number_above_zero(text, problem):
+    with pytest.raises(argparse.ArgumentTypeError) as refused:
+        positive_int(text)
+    assert str(refused.value) == problem
+
+
+def test_positive_int_accepts_a_count():
+    assert (positive_int("1"), positive_int("640"), positive_int(" 8 ")) == (1, 640, 8)

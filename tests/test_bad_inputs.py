@@ -667,6 +667,12 @@ def _(w: World, tmp: Path) -> Run:
     return oneshot_run(tmp, w.pt, "--inference-size", "0", code=2, needles=("--inference-size",), world=w)
 
 
+@case("cli-infer-batch-size-zero")
+def _(w: World, tmp: Path) -> Run:
+    return Run("cli", ["infer", "--data", str(tmp / "data"), "--split", "test", "--out", str(tmp / "out"),
+                       "--batch-size", "0"], 2, ("--batch-size", "must be a positive integer, got 0"))
+
+
 @case("cli-submit-identity-missing-keys")
 def _(w: World, tmp: Path) -> Run:
     for name, doc in (("identity.json", {"name": "best"}), ("metrics.json", {}), ("floor.json", {}),

@@ -9,6 +9,17 @@ from pathlib import Path
 DEFAULT_CONFIG = Path("config/config.yaml")
 
 
+def positive_int(text: str) -> int:
+    """An argument that must be a whole number above zero (a size, a batch)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {value}")
+    return value
+
+
 def add_benchmark(p: argparse.ArgumentParser) -> None:
     p.add_argument("--benchmark", default="painting-vision", help="benchmark name (config/benchmarks/NAME.yaml)")
 
@@ -57,7 +68,7 @@ def args_infer(p: argparse.ArgumentParser) -> None:
     p.add_argument("--identity", type=Path, help="the model's identity record (`segbench identify`): its spec")
     p.add_argument("--model-path", type=Path, help="with --identity: where the model's bytes are (default: its spec's path)")
     p.add_argument("--out", type=Path, required=True, help="folder for the predicted masks")
-    p.add_argument("--batch-size", type=int, default=4)
+    p.add_argument("--batch-size", type=positive_int, default=4)
     p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
@@ -208,7 +219,7 @@ def args_export(p: argparse.ArgumentParser) -> None:
     p.add_argument("--checkpoint-kind", choices=["checkpoint", "torchscript", "onnx", "hf", "hf-segformer"])
     p.add_argument("--label-space", help="with --checkpoint: its label space (default: as it declares)")
     add_model(p)
-    p.add_argument("--batch-size", type=int, default=4)
+    p.add_argument("--batch-size", type=positive_int, default=4)
     p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     p.add_argument("--out", type=Path, required=True, help="the upload (.zip)")
 

@@ -31,6 +31,7 @@ from ..steps.model_identity import model_identity
 from ..steps.scoring import check_predictions, score_floor, score_model
 from ..steps.submission import inference_record, submission_record
 from ..workflow.config import load_config
+from .arguments import positive_int
 from .modelpath import checkpoint_kind, model_name
 
 
@@ -39,16 +40,6 @@ def timed(step: str) -> Iterator[None]:
     start = time.perf_counter()
     yield
     print(f"[{time.perf_counter() - start:6.1f} s] {step}", file=sys.stderr)
-
-
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {value}")
-    return value
 
 
 def inference_block(args: argparse.Namespace) -> dict[str, Any]:
