@@ -30,9 +30,10 @@ def test_reads_frames_sorted_with_paths(tmp_path):
     frames = read_frames(data, SPLITS)
     assert frames == [
         Frame("a1", "w1", "train", data / "images" / "a1.jpg", data / "labels" / "a1.png"),
-        Frame("m5", "w1", "val", data / "images" / "m5.png", data / "labels" / "m5.png"),
+        # no label of val exists: an unlabelled split
+        Frame("m5", "w1", "val", data / "images" / "m5.png", data / "labels" / "m5.png", labelled=False),
         # neither image exists: points at the .jpg; the audit reports it
-        Frame("q0", "w3", "val", data / "images" / "q0.jpg", data / "labels" / "q0.png"),
+        Frame("q0", "w3", "val", data / "images" / "q0.jpg", data / "labels" / "q0.png", labelled=False),
         Frame("z9", "w2", "test", data / "images" / "z9.jpg", data / "labels" / "z9.png"),
     ]
     assert [f.frame_id for f in select_split(frames, "val")] == ["m5", "q0"]
@@ -132,7 +133,9 @@ def test_not_utf8(tmp_path):
 
 def test_does_not_fail_on_missing_files(tmp_path):
     data = write_frames_csv(tmp_path, "frame_id,wall_id,split\na,w,test\n")
-    assert read_frames(data, SPLITS) == [Frame("a", "w", "test", data / "images" / "a.jpg", data / "labels" / "a.png")]
+    assert read_frames(data, SPLITS) == [
+        Frame("a", "w", "test", data / "images" / "a.jpg", data / "labels" / "a.png", labelled=False)  # no label in test
+    ]
     assert list_unlisted_files(data, read_frames(data, SPLITS)) == []
 
 

@@ -144,9 +144,10 @@ def test_build_manifest_custom_prefix_and_group_key(data):
     assert "wall_id" not in manifest["frames"][2]
 
 
-def test_build_manifest_names_every_missing_file(data):
+def test_build_manifest_names_every_missing_file(tmp_path):
+    data = make_dataset(tmp_path, [*FRAMES, ("c2", "wC", "test", ALL_CLASSES)])
     (data / "images" / "a1.png").unlink()
-    (data / "labels" / "c1.png").unlink()
+    (data / "labels" / "c1.png").unlink()  # c2's is there: the test split is labelled, c1's label missing
     with pytest.raises(SegbenchError) as exc:
         manifest_of(data)
     assert str(exc.value) == (
@@ -154,6 +155,18 @@ def test_build_manifest_names_every_missing_file(data):
         f"  {data / 'images' / 'a1.jpg'} (frame 'a1')\n"
         f"  {data / 'labels' / 'c1.png'} (frame 'c1')"
     )
+
+
+def test_a_split_without_any_label_is_unlabelled(data):
+    """Its label sha256 is null; every other entry is the labelled copy's (the id is of the entries)."""
+    labelled = manifest_of(data)
+    (data / "labels" / "c1.png").unlink()  # the test split's one label
+    assert [f.labelled for f in read_frames(data, SPLITS)] == [True, True, False]
+    unlabelled = manifest_of(data)
+    expected = json.loads(json.dumps(labelled["frames"]))
+    expected[2]["label"]["sha256"] = None
+    assert unlabelled["frames"] == expected
+    assert unlabelled["dataset_id"] == dataset_id(expected, "pv1") != labelled["dataset_id"]
 
 
 def test_dataset_id_changes_with_one_label_byte(data):

@@ -11,13 +11,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from ep_fixtures import FACE
 from PIL import Image
+from pv_fixtures import ALL_CLASSES
 
 from segbench.commands import cli
 from segbench.core.model_spec import ModelSpec
 from segbench.datasets import read_dataset
 from segbench.protocols.definitions import load_benchmark
 from segbench.records.provenance import build_manifest, write_manifest
+from segbench.stages.audit import audit_dataset
 from segbench.stages.uploads import manifest_frames
 from segbench.steps.frames import frames_of_split
 from segbench.steps.inference import infer
@@ -115,3 +118,88 @@ def test_export_runs_an_embedded_model_on_the_split(name, model, given_as, tmp_p
     assert cli.main(["check-submission", str(upload), "--benchmark", name, "--dataset-manifest", setting["manifest"],
                      "--split", "test", "--label-space", spec.label_space, "--data", setting["data"]]) == 0
     assert f"accepted: {len(frames)} frames of {dataset_id}" in capsys.readouterr().out
+
+
+UNLABELLED_CASES = [  # benchmark, its hand-made fixture, the embedded checkpoint, the fixture's test frames
+    ("painting-vision", "pv_data", "artifacts/best.pt", ["d1", "e1"]),
+    ("easyportrait", "ep_data", "artifacts/easyportrait-best.pt", ["c1", "d1"]),
+]
+FIXTURE_SIZES = {"painting-vision": ALL_CLASSES.shape, "easyportrait": FACE.shape}  # (height, width) of their images
+
+
+def without_labels(request, fixture: str, name: str, split: str, keep: int = 0) -> tuple[Path, list]:
+    """The fixture dataset with the labels of `split` removed but the first `keep`; its frames as they were."""
+    data = request.getfixturevalue(fixture)
+    frames = read_dataset(load_benchmark(name), data)
+    for frame in [f for f in frames if f.split == split][keep:]:
+        frame.label.unlink()
+    return data, frames
+
+
+@pytest.mark.parametrize("name, fixture, checkpoint, test_frames", UNLABELLED_CASES)
+def test_a_test_split_without_labels_is_exported(name, fixture, checkpoint, test_frames, request, tmp_path, capsys):
+    """A copy whose test split ships without labels: its frames are unlabelled (the others not),
+    the manifest records no label hash for them, `export` runs the model on them and writes the
+    masks `segbench infer` makes with the dataset_id, and check-submission accepts the upload."""
+    benchmark = load_benchmark(name)
+    data, before = without_labels(request, fixture, name, "test")
+    frames = read_dataset(benchmark, data)
+    assert [(f.frame_id, f.labelled) for f in frames] == [(f.frame_id, f.split != "test") for f in before]
+    assert [f.frame_id for f in frames if f.split == "test"] == test_frames
+    manifest = tmp_path / "manifest.json"
+    assert cli.main(["manifest", "--benchmark", name, "--data", str(data), "--out", str(manifest)]) == 0
+    entries = json.loads(manifest.read_text())["frames"]
+    assert [e["frame_id"] for e in entries if e["label"]["sha256"] is None] == test_frames
+    assert all(len(e["image"]["sha256"]) == 64 for e in entries)
+    upload = tmp_path / "out" / "upload.zip"
+    assert cli.main(["export", "--benchmark", name, "--dataset-manifest", str(manifest), "--split", "test",
+                     "--data", str(data), "--checkpoint", str(ROOT / checkpoint), "--device", "cpu",
+                     "--out", str(upload)]) == 0, capsys.readouterr().err
+    direct = tmp_path / "direct"
+    infer(benchmark, [f for f in frames if f.split == "test"], ModelSpec("m", "checkpoint", ROOT / checkpoint, None),
+          direct, 1, "cpu", progress=False)
+    dataset_id = json.loads(manifest.read_text())["dataset_id"]
+    with zipfile.ZipFile(upload) as archive:
+        assert sorted(archive.namelist()) == sorted(["dataset_id.txt", *[f"{f}.png" for f in test_frames]])
+        assert archive.read("dataset_id.txt").decode() == dataset_id + "\n"
+        for frame_id in test_frames:
+            sent = np.asarray(Image.open(io.BytesIO(archive.read(f"{frame_id}.png"))))
+            made = np.asarray(Image.open(direct / f"{frame_id}.png"))
+            assert sent.shape == made.shape == FIXTURE_SIZES[name]  # at the image's size: there is no label
+            assert np.array_equal(sent, made)
+    capsys.readouterr()
+    assert cli.main(["check-submission", str(upload), "--benchmark", name, "--dataset-manifest", str(manifest),
+                     "--split", "test"]) == 0
+    assert f"accepted: 2 frames of {dataset_id}" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name, fixture, checkpoint, test_frames", UNLABELLED_CASES)
+def test_a_half_labelled_split_is_refused_naming_the_frames(name, fixture, checkpoint, test_frames, request, tmp_path,
+                                                            capsys):
+    data, before = without_labels(request, fixture, name, "test", keep=1)
+    assert all(f.labelled for f in read_dataset(load_benchmark(name), data))  # one label left: labelled, one missing
+    missing = [f for f in before if f.frame_id == test_frames[1]][0].label
+    assert cli.main(["manifest", "--benchmark", name, "--data", str(data), "--out", str(tmp_path / "m.json")]) == 1
+    assert capsys.readouterr().err == (f"segbench: error: cannot build the data manifest of {data}: 1 file(s) missing:\n"
+                                       f"  {missing} (frame '{test_frames[1]}')\n")
+    assert not (tmp_path / "m.json").exists()
+
+
+@pytest.mark.parametrize("name, fixture, checkpoint, test_frames", UNLABELLED_CASES)
+def test_scoring_or_auditing_the_unlabelled_split_is_refused_naming_it(name, fixture, checkpoint, test_frames, request,
+                                                                        tmp_path, capsys):
+    data, _ = without_labels(request, fixture, name, "test")
+    counts = tmp_path / "floor.parquet"
+    assert cli.main(["score", "--benchmark", name, "--data", str(data), "--split", "test", "--floor",
+                     "--out", str(counts)]) == 1
+    assert capsys.readouterr().err == (
+        f"segbench: error: split 'test' has no labels (2 frame(s), e.g. '{test_frames[0]}', no {test_frames[0]}.png): "
+        "its frames can be inferred and exported, not used for scoring\n"
+    )
+    assert not counts.exists()
+    report = audit_dataset(data, load_benchmark(name), ["test"])
+    assert [(f.code, f.message) for f in report.errors] == [
+        ("unlabelled-split", "the evaluated split 'test' has no labels: its frames can be inferred and exported, "
+                             "not evaluated")
+    ]
+    assert audit_dataset(data, load_benchmark(name), ["val"]).ok  # the labelled splits are audited as before

@@ -1,7 +1,8 @@
 """The frame record every dataset reader produces."""
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 
@@ -25,3 +26,12 @@ class Frame:
     def __post_init__(self) -> None:
         if not self.prediction:
             object.__setattr__(self, "prediction", f"{self.frame_id}.png")
+
+
+def mark_unlabelled_splits(frames: Sequence[Frame]) -> list[Frame]:
+    """The frames, those of a split without a single label file marked unlabelled (a public test
+    split, shipped without labels). A split with some labels missing stays labelled: the audit
+    and the manifest name each frame whose label is missing. Anything at a label's path (a folder,
+    a broken link) counts as there, for those checks to name it."""
+    labelled_splits = {f.split for f in frames if os.path.lexists(f.label)}
+    return [f if f.split in labelled_splits else replace(f, labelled=False) for f in frames]

@@ -18,7 +18,9 @@ come in any order and extra ones (e.g. a pandas index) are allowed. frame_id = a
 image_name (the file stem; a trailing ".jpg" is accepted and dropped), group_id = user_id (users
 must not cross splits). The folders may sit in the one folder that unzipping made. Like the other
 readers this one never opens images or masks; the audit checks the files against the meta
-(`meta_contradictions`: a frame whose files are in another split's folder).
+(`meta_contradictions`: a frame whose files are in another split's folder). A split with no
+mask at all in annotations/<split>/ (a test split given out for an upload) is unlabelled: its
+frames are inferred and exported, never scored (base.mark_unlabelled_splits).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from pathlib import Path, PurePosixPath
 
 from ..errors import SegbenchError
 from ..io.unpacked import unpacked_root
-from .base import Frame
+from .base import Frame, mark_unlabelled_splits
 from .format import DatasetFormat, FormatFinding
 from .listing import Columns, ListedFrame, listed_frames, parse_rows, read_text
 
@@ -205,7 +207,7 @@ def read_frames(data_dir: Path, splits: Sequence[str]) -> list[Frame]:
         )
         for row in listing.frames
     ]
-    return sorted(frames, key=lambda f: f.frame_id)
+    return sorted(mark_unlabelled_splits(frames), key=lambda f: f.frame_id)
 
 
 def layout(data_dir: Path) -> dict[str, str]:

@@ -7,7 +7,9 @@
 The reader parses frames.csv strictly (datasets.listing) and builds Frame records (group_id =
 wall_id; columns after the first three, e.g. `lighting`, are the frame's metadata). It never
 opens images or labels: a missing, extra or broken file is a finding of the audit, not a reason
-to stop reading. It only decides which file a frame's image is (the .jpg or the .png that exists).
+to stop reading. It only decides which file a frame's image is (the .jpg or the .png that exists),
+and whether a split is unlabelled: one without a single file in labels/ (a test split given out
+for an upload) has its frames inferred and exported, never scored (base.mark_unlabelled_splits).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..errors import SegbenchError
-from .base import Frame
+from .base import Frame, mark_unlabelled_splits
 from .format import DatasetFormat
 from .listing import Columns, read_listing
 
@@ -84,7 +86,7 @@ def read_frames(data_dir: Path, splits: Sequence[str]) -> list[Frame]:
         )
         for row in listed
     ]
-    return sorted(frames, key=lambda f: f.frame_id)
+    return sorted(mark_unlabelled_splits(frames), key=lambda f: f.frame_id)
 
 
 def list_unlisted_files(data_dir: Path, frames: Sequence[Frame]) -> list[Path]:
