@@ -11,7 +11,9 @@ results table:
          a second `snakemake` in the folder is refused by Snakemake's lock, which it leaves alone
   run 2  removes the killed run's lock itself (segbench/workflow/runlock.py); killed during a
          metrics job
-  run 3  Ctrl-C (SIGINT to the group, as a terminal sends it) during a submission job
+  run 3  Ctrl-C (SIGINT to the group, as a terminal sends it) during a bootstrap (uncertainty) job
+         running for a second: inside the step, not in the interpreter's start-up, where a
+         SIGINT makes Python itself print a fatal error before any of segbench runs
   run 4  killed during the results job (the table, metrics.json)
   run 5  completes
 
@@ -123,6 +125,17 @@ def refused_beside_a_live_run(repo: Path) -> None:
     assert lock_files(repo) == before and before  # the live run's lock is kept
 
 
+def running_for(seconds: float) -> Callable[[list[Path]], bool]:
+    """A `ready` test: some job of the step has been seen running for `seconds`."""
+    first_seen: dict[Path, float] = {}
+
+    def ready(outs: list[Path]) -> bool:
+        now = time.monotonic()
+        return any(now - first_seen.setdefault(out, now) >= seconds for out in outs)
+
+    return ready
+
+
 def shard_has_masks(outs: list[Path]) -> bool:
     return any(any(out.rglob("*.png")) for out in outs)
 
@@ -142,7 +155,7 @@ def test_kill_9_at_three_moments_and_ctrl_c_then_the_same_command_recovers(tmp_p
     second.kill_9()
 
     third = Run(repo, 3)
-    third.freeze_during("submit")
+    third.freeze_during("uncertainty", running_for(1.0))
     assert STALE in third.output()
     code = third.interrupt()
     assert code == 1 and not lock_files(repo), third.output()[-4000:]  # Snakemake released its lock
