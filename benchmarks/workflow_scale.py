@@ -43,9 +43,8 @@ from PIL import Image
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
-from repo_copy import tracked_copy  # noqa: E402
+from repo_copy import copy_env, tracked_copy  # noqa: E402
 
-BIN = Path(sys.executable).parent
 BENCHMARK = "painting-vision"
 DATA = "data-scale"
 MANIFEST = f"{DATA}_manifest.json"
@@ -62,8 +61,8 @@ def log(message: str) -> None:
 # --- the synthetic dataset ----------------------------------------------------------------------
 
 
-def distinct_frames(scratch: Path) -> list[tuple[Image.Image, Image.Image]]:
-    """A few synthetic (image, label) pairs of the embedded generator, shrunk to FRAME_SIZE."""
+def distinct_frames(scratch: Path) -> list[tuple[Image.Image, Image.Image, str]]:
+    """A few synthetic (image, label, lighting) frames of the embedded generator, shrunk to FRAME_SIZE."""
     from segbench.synthetic.painting_vision import build_dataset
 
     rows = build_dataset(scratch, seed=0, walls=DISTINCT_WALLS, frames_per_wall=DISTINCT_FRAMES_PER_WALL)
@@ -73,7 +72,7 @@ def distinct_frames(scratch: Path) -> list[tuple[Image.Image, Image.Image]]:
             small_image = image.convert("RGB").resize(FRAME_SIZE, Image.Resampling.BICUBIC)
         with Image.open(scratch / "labels" / f"{row['frame_id']}.png") as label:
             small_label = label.resize(FRAME_SIZE, Image.Resampling.NEAREST)
-        pairs.append((small_image, small_label))
+        pairs.append((small_image, small_label, row["lighting"]))
     return pairs
 
 
@@ -88,7 +87,8 @@ def generate_dataset(data: Path, frames: int, frames_per_wall: int, scratch: Pat
     """N frames in the Painting Vision format, all in the test split, walls of frames_per_wall frames.
 
     The first len(distinct) frames are written; every later one is a hard link to one of them
-    (identical bytes within one split are allowed; across splits the audit would refuse them).
+    (identical bytes within one split are allowed; across splits the audit would refuse them) and
+    keeps its lighting, the metadata column.
     """
     from segbench.synthetic.painting_vision import FRAMES_CSV_HEADER, JPEG_OPTIONS
 
@@ -98,7 +98,7 @@ def generate_dataset(data: Path, frames: int, frames_per_wall: int, scratch: Pat
     (data / "labels").mkdir()
     walls = -(-frames // frames_per_wall)
     wall_digits, frame_digits = len(str(walls)), len(str(frames_per_wall))
-    written: list[tuple[Path, Path]] = []
+    written: list[tuple[Path, Path, str]] = []
     lines = [FRAMES_CSV_HEADER]
     for index in range(frames):
         wall, number = divmod(index, frames_per_wall)
@@ -108,12 +108,12 @@ def generate_dataset(data: Path, frames: int, frames_per_wall: int, scratch: Pat
         if index < len(pairs):
             pairs[index][0].save(image, format="JPEG", **JPEG_OPTIONS)
             pairs[index][1].save(label, format="PNG")
-            written.append((image, label))
+            written.append((image, label, pairs[index][2]))
         else:
-            first_image, first_label = written[index % len(pairs)]
+            first_image, first_label, _ = written[index % len(pairs)]
             link_or_copy(first_image, image)
             link_or_copy(first_label, label)
-        lines.append(f"{frame_id},{wall_id},test")
+        lines.append(f"{frame_id},{wall_id},test,{written[index % len(pairs)][2]}")
     (data / "frames.csv").write_text("\n".join(lines) + "\n", encoding="utf-8", newline="\n")
 
 
@@ -150,7 +150,7 @@ def write_config(repo: Path, max_shards: int | None, inference_size: int) -> dic
 
 def run(repo: Path, *args: str) -> tuple[float, str]:
     """(wall-clock seconds, stdout + stderr) of a command in the copy; raises on failure."""
-    env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}", SEGBENCH_ROOT=str(repo))
+    env = copy_env(repo)
     start = time.perf_counter()
     done = subprocess.run(list(args), cwd=repo, env=env, capture_output=True, text=True)
     seconds = time.perf_counter() - start

@@ -24,7 +24,6 @@ test here exercises (pods, the Kubernetes API, image pulls) is listed in docs/cl
 from __future__ import annotations
 
 import logging
-import os
 import re
 import shlex
 import subprocess
@@ -33,7 +32,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from workflow_helpers import BIN, ROOT, executed_jobs, run, tracked_copy
+from workflow_helpers import ROOT, copy_env, executed_jobs, run, tracked_copy
 
 pytestmark = pytest.mark.workflow
 
@@ -83,9 +82,9 @@ def stage(client, repo: Path, names, source: Path | None = None) -> None:
         client.upload_file(str((source or repo) / name), BUCKET, f"run/{name}")
 
 
-def storage_env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "SNAKEMAKE_STORAGE_", "KUBERNETES_"))}
-    env.update(PATH=f"{BIN}:{os.environ['PATH']}", HOME=str(home), KUBECONFIG=str(home / "no-kube-config"),
+def storage_env(repo: Path, home: Path) -> dict[str, str]:
+    env = {k: v for k, v in copy_env(repo).items() if not k.startswith(("AWS_", "SNAKEMAKE_STORAGE_", "KUBERNETES_"))}
+    env.update(HOME=str(home), KUBECONFIG=str(home / "no-kube-config"),
                AWS_CONFIG_FILE=str(home / "no-aws-config"), AWS_SHARED_CREDENTIALS_FILE=str(home / "no-aws-credentials"),
                AWS_EC2_METADATA_DISABLED="true",
                SNAKEMAKE_STORAGE_S3_ACCESS_KEY=KEY, SNAKEMAKE_STORAGE_S3_SECRET_KEY=SECRET)
@@ -94,7 +93,7 @@ def storage_env(home: Path) -> dict[str, str]:
 
 def snakemake(repo: Path, endpoint: str, home: Path, *args: str, timeout: int = 300) -> subprocess.CompletedProcess:
     command = ["snakemake", "--storage-s3-endpoint-url", endpoint, "--default-storage-prefix", PREFIX, *args]
-    env = dict(storage_env(home), SEGBENCH_ROOT=str(repo))
+    env = storage_env(repo, home)
     return subprocess.run(command, cwd=repo, env=env, capture_output=True, text=True, timeout=timeout)
 
 

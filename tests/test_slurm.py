@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from workflow_helpers import BIN, only_benchmark, pv_models, run, tracked_copy
+from workflow_helpers import copy_env, only_benchmark, pv_models, run, tracked_copy
 
 pytestmark = pytest.mark.workflow
 
@@ -73,7 +73,7 @@ def cluster() -> None:
 
 
 def snakemake(repo: Path, *args: str) -> subprocess.Popen:
-    env = dict(os.environ, PATH=f"{BIN}:{os.environ['PATH']}", SEGBENCH_ROOT=str(repo))
+    env = copy_env(repo, slurm=True)
     return subprocess.Popen(["snakemake", *TARGET, *args, *CONFIG], cwd=repo, env=env, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
 

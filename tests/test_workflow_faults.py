@@ -32,7 +32,7 @@ from pathlib import Path
 
 import pytest
 
-from workflow_helpers import BIN, tracked_copy
+from workflow_helpers import copy_env, tracked_copy
 
 pytestmark = pytest.mark.workflow
 COMMAND = ["snakemake", "--cores", "2", "leaderboard"]  # the results table and the records it reads
@@ -67,7 +67,7 @@ class Run:
     def __init__(self, repo: Path, number: int):
         self.repo = repo
         self.log = repo / f"fault-run-{number}.log"
-        env = dict(os.environ, PATH=f"{BIN}:{os.environ['PATH']}", SEGBENCH_ROOT=str(repo))
+        env = copy_env(repo)
         with open(self.log, "w") as log:
             self.process = subprocess.Popen(COMMAND, cwd=repo, env=env, stdout=log, stderr=subprocess.STDOUT,
                                             start_new_session=True)
@@ -117,7 +117,7 @@ def lock_files(repo: Path) -> list[str]:
 def refused_beside_a_live_run(repo: Path) -> None:
     """A second `snakemake` while a run lives (here: frozen) fails on the lock and leaves it."""
     before = lock_files(repo)
-    env = dict(os.environ, PATH=f"{BIN}:{os.environ['PATH']}", SEGBENCH_ROOT=str(repo))
+    env = copy_env(repo)
     second = subprocess.run(COMMAND, cwd=repo, env=env, capture_output=True, text=True, timeout=300)
     out = second.stdout + second.stderr
     assert second.returncode == 1, out[-4000:]

@@ -4,7 +4,6 @@ environment's tools, the copy's config narrowed, and reading what a run did."""
 from __future__ import annotations
 
 import csv
-import os
 import re
 import subprocess
 import sys
@@ -14,9 +13,8 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
-from repo_copy import tracked_copy  # noqa: E402,F401  (re-exported for the end-to-end modules)
+from repo_copy import copy_env, tracked_copy  # noqa: E402,F401  (re-exported for the end-to-end modules)
 
-BIN = Path(sys.executable).parent
 
 
 def only_benchmark(repo: Path, name: str = "painting-vision") -> Path:
@@ -30,7 +28,7 @@ def only_benchmark(repo: Path, name: str = "painting-vision") -> Path:
 
 
 def run(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PATH=f"{BIN}:{os.environ['PATH']}", SEGBENCH_ROOT=str(repo))
+    env = copy_env(repo)
     done = subprocess.run(list(args), cwd=repo, env=env, capture_output=True, text=True)
     if check and done.returncode != 0:
         raise AssertionError(f"{' '.join(args)} failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-6000:]}")

@@ -1,16 +1,33 @@
 """A copy of this repository as a fresh clone holds it, for runs that must not touch the checkout.
 
-Used by the end-to-end tests (through tests/workflow_helpers.py) and by
-benchmarks/workflow_scale.py.
+Used by the end-to-end tests (through tests/workflow_helpers.py) and by the workflow benchmarks
+in benchmarks/.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+
+
+def copy_env(repo: Path, slurm: bool = False) -> dict[str, str]:
+    """The environment of a command run in the copy at `repo`: this environment's tools first, and
+    segbench's default root the copy.
+
+    Unless the command uses SLURM, SLURM_CONF is an empty file: Snakemake imports the SLURM
+    executor plugin at every start, and the plugin asks `scontrol show config` for its help text,
+    which blocks about 9 s wherever SLURM is installed but its controller is down.
+    """
+    env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}", SEGBENCH_ROOT=str(repo))
+    if not slurm:
+        env["SLURM_CONF"] = os.devnull
+    return env
 
 
 def tracked_copy(target: Path) -> Path:
