@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from workflow_helpers import copy_env, only_benchmark, pv_models, run, tracked_copy
+from workflow_helpers import copy_env, only_benchmark, planned_job_table, pv_models, run, tracked_copy
 
 pytestmark = pytest.mark.workflow
 
@@ -93,13 +93,7 @@ def finish(proc: subprocess.Popen, timeout: float = 600) -> str:
 
 
 def planned_jobs(repo: Path) -> Counter:
-    out = run(repo, "snakemake", *TARGET, "-n", "--quiet", "rules", *CONFIG).stdout
-    jobs = Counter()
-    for line in out.splitlines():
-        parts = line.split()
-        if len(parts) == 2 and parts[1].isdigit() and parts[0] not in ("total", "job"):
-            jobs[parts[0]] = int(parts[1])
-    return jobs
+    return Counter(planned_job_table(run(repo, "snakemake", *TARGET, "-n", "--quiet", "rules", *CONFIG).stdout))
 
 
 def kill_one_inference(repo: Path, done: threading.Event, killed: list[str]) -> None:

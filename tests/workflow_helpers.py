@@ -35,6 +35,17 @@ def run(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProce
     return done
 
 
+def planned_job_table(output: str) -> dict[str, int]:
+    """Rule -> job count from the table a dry run prints (`snakemake -n --quiet rules`); {} when
+    there is nothing to do."""
+    jobs = {}
+    for line in output.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[1].isdigit() and parts[0] not in ("total", "job"):
+            jobs[parts[0]] = int(parts[1])
+    return jobs
+
+
 def executed_jobs(output: str) -> dict[str, int]:
     """Rule -> how many of its jobs a run executed (from Snakemake's log of the run)."""
     jobs: dict[str, int] = {}
