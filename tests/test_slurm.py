@@ -9,14 +9,17 @@ One temporary copy runs the embedded default's results table (target `leaderboar
 job (its `segbench infer` process gets SIGKILL), so the job FAILS the way a crashed job does; the
 run must fail naming the rule and the job's SLURM log. The re-run completes. sacct must then show
 every job of the DAG exactly once as COMPLETED (nothing that had succeeded is redone) plus the one
-FAILED job, all submitted from that copy. A second copy runs locally (`--cores 2`) at the same
-time; the results table, metrics.json, every metrics and submission record are byte-identical.
+FAILED job, all submitted from that copy. The local side is a copy of the shared local run
+(conftest.embedded_run) narrowed to the same benchmark: the same target run there re-makes only
+what the narrower config changes (the results table, with the default shard size), and the
+results table, metrics.json, every metrics and submission record are byte-identical.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import subprocess
 import threading
@@ -26,8 +29,9 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
+import yaml
 
-from workflow_helpers import copy_env, only_benchmark, planned_job_table, pv_models, run, tracked_copy
+from workflow_helpers import copy_env, executed_jobs, only_benchmark, planned_job_table, pv_models, run, tracked_copy
 
 pytestmark = pytest.mark.workflow
 
@@ -41,6 +45,7 @@ CONFIG = ["--config", f"shard_size={SHARD_SIZE}"]
 # submission record, inference, scoring. The optional plots of the default target are left out
 # to keep the module's SLURM job count (and CI time) bounded.
 TARGET = ["leaderboard"]
+BENCHMARK = "painting-vision"  # the one the copies run
 
 
 def cluster_problem() -> str | None:
@@ -130,14 +135,22 @@ def sacct_jobs(repo: Path, since: str) -> list[tuple[str, str, str]]:
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory) -> dict:
-    slurm = only_benchmark(tracked_copy(tmp_path_factory.mktemp("slurm")))
-    local = only_benchmark(tracked_copy(tmp_path_factory.mktemp("local")))
-    planned = planned_jobs(slurm)
-    since = (datetime.now() - timedelta(seconds=5)).strftime("%Y-%m-%dT%H:%M:%S")
-
+def runs(tmp_path_factory, embedded_run) -> dict:
+    slurm = only_benchmark(tracked_copy(tmp_path_factory.mktemp("slurm")), BENCHMARK)
+    local = tmp_path_factory.mktemp("local") / "repo"
+    shutil.copytree(embedded_run.repo, local, symlinks=True)  # the shared copy stays as it is
+    for other in set(yaml.safe_load((local / "config" / "config.yaml").read_text())["benchmarks"]) - {BENCHMARK}:
+        shutil.rmtree(local / "results" / other)  # the records of the benchmarks left out
+    only_benchmark(local, BENCHMARK)
     t0 = time.monotonic()
     local_run = snakemake(local, "--cores", "2")
+    local_out = finish(local_run)
+    t_local = time.monotonic() - t0
+    assert local_run.returncode == 0, local_out[-5000:]
+
+    planned = planned_jobs(slurm)
+    since = (datetime.now() - timedelta(seconds=5)).strftime("%Y-%m-%dT%H:%M:%S")
+    t0 = time.monotonic()
     first = snakemake(slurm, "--profile", PROFILE)
     done, killed = threading.Event(), []
     killer = threading.Thread(target=kill_one_inference, args=(slurm, done, killed), daemon=True)
@@ -145,9 +158,6 @@ def runs(tmp_path_factory) -> dict:
     first_out = finish(first)
     done.set()
     t_first = time.monotonic() - t0
-    local_out = finish(local_run)
-    t_local = time.monotonic() - t0
-    assert local_run.returncode == 0, local_out[-5000:]
 
     t1 = time.monotonic()
     second = snakemake(slurm, "--profile", PROFILE)
@@ -155,7 +165,7 @@ def runs(tmp_path_factory) -> dict:
     t_second = time.monotonic() - t1
     time.sleep(2)  # let slurmdbd record the last job's end
     print(f"\nSLURM run with one killed job {t_first:.0f}s, re-run {t_second:.0f}s; "
-          f"local run (concurrent) {t_local:.0f}s")
+          f"local run in the shared run's copy {t_local:.0f}s: {executed_jobs(local_out)}")
     return dict(slurm=slurm, local=local, planned=planned, since=since, killed=killed,
                 first=(first.returncode, first_out), second=(second.returncode, second_out))
 
