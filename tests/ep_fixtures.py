@@ -3,7 +3,8 @@
     1.0  images/<split>/*.jpg, annotations/<split>/*.png, annotations/meta.zip (member meta.csv)
     2.0  the same folders, meta.zip beside them
 
-with noise images and hand-made masks."""
+with noise images and hand-made masks; and the downloads themselves (download_zips), zipped as
+the public README's "Structure" shows them."""
 
 from __future__ import annotations
 
@@ -83,3 +84,22 @@ def make_ep(tmp_path: Path, rows, version: str = "1.0", meta: str = "zip", masks
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
     return data
+
+
+def download_zips(tmp_path: Path, rows, version: str = "1.0") -> list[Path]:
+    """The release's downloads in tmp_path, members as the README's "Structure" lists them (no top folder):
+
+        images.zip        train/<name>.jpg, val/..., test/...
+        annotations.zip   train/<name>.png, ...; 1.0 also meta.zip (member meta.csv)
+        meta.zip          2.0 only: the meta file is a download of its own (member meta.csv)
+    """
+    tree = make_ep(tmp_path / "tree", rows, version)
+    downloads = []
+    for folder in (tree / "images", tree / "annotations"):
+        downloads.append(tmp_path / f"{folder.name}.zip")
+        with zipfile.ZipFile(downloads[-1], "w") as archive:
+            for path in sorted(folder.rglob("*")):
+                archive.write(path, path.relative_to(folder).as_posix())
+    if version == "2.0":
+        downloads.append((tree / "meta.zip").rename(tmp_path / "meta.zip"))
+    return downloads

@@ -6,8 +6,11 @@ from pv_fixtures import ALL_CLASSES, make_dataset, noise_image, write_jpg, write
 
 from segbench.datasets.base import Frame
 from segbench.datasets import select_split
-from segbench.datasets.painting_vision import list_unlisted_files, read_frames
+from segbench.datasets.painting_vision import FORMAT, list_unlisted_files, read_frames
 from segbench.errors import SegbenchError
+from segbench.protocols.definitions import load_benchmark
+from segbench.records.provenance import build_manifest
+from segbench.stages.audit import audit_dataset
 
 SPLITS = ("train", "val", "test")
 
@@ -63,12 +66,51 @@ def test_missing_data_dir(tmp_path):
 
 
 def test_missing_frames_csv(tmp_path):
-    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "images").mkdir(parents=True)
     with pytest.raises(SegbenchError) as exc:
         read_frames(tmp_path / "data", SPLITS)
     assert (
         str(exc.value)
         == f"{tmp_path / 'data' / 'frames.csv'}: file not found (every Painting Vision dataset needs frames.csv)"
+    )
+
+
+def test_an_empty_data_folder_says_what_is_expected(tmp_path):
+    (tmp_path / "data").mkdir()
+    with pytest.raises(SegbenchError) as exc:
+        read_frames(tmp_path / "data", SPLITS)
+    assert str(exc.value) == (
+        f"{tmp_path / 'data'}: no frames.csv or images or labels here or in a sub-folder; expected "
+        "images/<frame_id>.jpg|.png, labels/<frame_id>.png and frames.csv"
+    )
+
+
+def test_an_extra_top_folder_from_unzipping_is_accepted(tmp_path):
+    """pv.zip holding pv/{frames.csv,images,labels}, unzipped into data/."""
+    root = make_dataset(tmp_path / "data", [("a", "w1", "train", ALL_CLASSES), ("b", "w2", "test", ALL_CLASSES)],
+                        name="pv")
+    data = tmp_path / "data"
+    frames = read_frames(data, SPLITS)
+    assert frames == [Frame("a", "w1", "train", root / "images" / "a.png", root / "labels" / "a.png"),
+                      Frame("b", "w2", "test", root / "images" / "b.png", root / "labels" / "b.png")]
+    assert audit_dataset(data, load_benchmark("painting-vision"), ["test"]).ok
+    assert build_manifest(data, frames, "pv1", "wall_id")["frames"][0]["label"]["path"] == "pv/labels/a.png"
+    (root / "labels" / "c.png").write_bytes(b"x")
+    assert list_unlisted_files(data, frames) == [root / "labels" / "c.png"]
+    assert FORMAT.index_files(data, []) == [root / "frames.csv"]
+    assert FORMAT.image_candidates(data, frames[0]) == [root / "images" / "a.jpg", root / "images" / "a.png"]
+    assert FORMAT.index_files(tmp_path / "not-pulled-yet", []) == [tmp_path / "not-pulled-yet" / "frames.csv"]
+
+
+def test_two_top_folders_are_refused(tmp_path):
+    for name in ("pv", "pv-copy"):
+        make_dataset(tmp_path / "data", [("a", "w1", "test", ALL_CLASSES)], name=name)
+    with pytest.raises(SegbenchError) as exc:
+        read_frames(tmp_path / "data", SPLITS)
+    assert str(exc.value) == (
+        f"{tmp_path / 'data'}: 2 folders hold frames.csv or images or labels (pv, pv-copy); expected one dataset "
+        "(images/<frame_id>.jpg|.png, labels/<frame_id>.png and frames.csv): point --data at one of them, or unpack "
+        "the archives so that their folders merge"
     )
 
 

@@ -2,10 +2,13 @@
 
 Layouts tested (the public README's "Structure" and the meta columns of each release):
 
+    the downloads    images.zip and annotations.zip (members <split>/..., 1.0's meta.zip), 2.0's
+                     meta.zip, unzipped as docs/protocols/easyportrait.md says; unzipped into the
+                     data folder itself, or into images/images/ (refused, saying how to unzip)
     1.0 as shipped   images/<split>/*.jpg, annotations/<split>/*.png, annotations/meta.zip
     1.0 extracted    annotations/meta.csv (the zip unpacked where it lies), with or without the zip
     2.0 as shipped   the same folders, meta.zip beside them
-    2.0 extracted    meta.csv beside them
+    2.0 extracted    meta.csv beside them; meta.zip put in annotations/ (the README's "Annotations")
     an extra top folder from unzipping (one is accepted, two are refused)
     optional columns left out; a meta that contradicts the folders
 """
@@ -14,8 +17,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import shutil
+import zipfile
+
 import pytest
-from ep_fixtures import META_ZIP, make_ep, meta_text, write_files, write_zip
+from ep_fixtures import META_ZIP, download_zips, make_ep, meta_text, write_files, write_zip
 
 from segbench.datasets import dataset_format, dataset_layout, read_dataset
 from segbench.errors import SegbenchError
@@ -54,6 +60,69 @@ def test_both_releases_as_shipped_and_extracted(tmp_path, benchmark, version, me
     assert dataset_layout(benchmark, data) == {"meta": where, "meta_version": version}
     assert dataset_format("easyportrait").index_files(data, [f.label for f in frames]) == [data / where]
     assert audit_dataset(data, benchmark, ["test"]).findings == []
+
+
+@pytest.mark.parametrize("version, meta", [("1.0", "annotations/meta.zip"), ("2.0", "meta.zip"), ("2.0", "meta.csv")])
+def test_the_downloads_unzipped_as_the_docs_say(tmp_path, benchmark, version, meta):
+    images, annotations, *meta_zip = download_zips(tmp_path, ROWS, version)
+    with zipfile.ZipFile(images) as archive:
+        assert archive.namelist() == ["test/", "test/c1.jpg", "test/c2.jpg", "train/", "train/a1.jpg", "val/",
+                                      "val/b1.jpg"]
+    with zipfile.ZipFile(annotations) as archive:
+        assert archive.namelist() == [*(["meta.zip"] if version == "1.0" else []), "test/", "test/c1.png",
+                                      "test/c2.png", "train/", "train/a1.png", "val/", "val/b1.png"]
+    data = tmp_path / "ep"  # mkdir ep && unzip images.zip -d ep/images && unzip annotations.zip -d ep/annotations
+    zipfile.ZipFile(images).extractall(data / "images")
+    zipfile.ZipFile(annotations).extractall(data / "annotations")
+    if meta == "meta.zip":  # 2.0: cp meta.zip ep/
+        shutil.copy(meta_zip[0], data)
+    elif meta == "meta.csv":  # 2.0: or unzip meta.zip -d ep
+        zipfile.ZipFile(meta_zip[0]).extractall(data)
+    frames = read_dataset(benchmark, data)
+    assert listed(frames) == EXPECTED
+    assert frames[0].image == data / "images/train/a1.jpg" and frames[0].label == data / "annotations/train/a1.png"
+    assert dataset_layout(benchmark, data) == {"meta": meta, "meta_version": version}
+    assert audit_dataset(data, benchmark, ["test"]).findings == []
+
+
+@pytest.mark.parametrize("version", ["1.0", "2.0"])
+def test_the_downloads_unzipped_into_the_data_folder_itself_are_refused(tmp_path, benchmark, version):
+    data = tmp_path / "ep"  # cd ep && unzip ../images.zip && unzip ../annotations.zip: the splits' folders merge
+    for download in download_zips(tmp_path, ROWS, version)[:2]:
+        zipfile.ZipFile(download).extractall(data)
+    if version == "2.0":
+        shutil.copy(tmp_path / "meta.zip", data)
+    assert sorted(p.name for p in (data / "test").iterdir()) == ["c1.jpg", "c1.png", "c2.jpg", "c2.png"]
+    with pytest.raises(SegbenchError) as exc:
+        read_dataset(benchmark, data)
+    assert str(exc.value) == (
+        f"{data}: train/, val/, test/ lie in the data folder itself (images.zip and annotations.zip unzipped into it; "
+        "their members are <split>/...); expected images/<split>/*.jpg, annotations/<split>/*.png and "
+        f"annotations/meta.zip (1.0) or meta.zip (2.0): unzip images.zip -d {data}/images and annotations.zip -d "
+        f"{data}/annotations"
+    )
+
+
+@pytest.mark.parametrize("sub", ["images", "annotations"])
+def test_a_zip_with_a_top_folder_unzipped_into_its_namesake_is_refused(tmp_path, benchmark, sub):
+    data = make_ep(tmp_path, ROWS)  # unzip images.zip -d ep/images, had images.zip held images/<split>/...
+    (data / sub).rename(tmp_path / sub)
+    (data / sub).mkdir()
+    (tmp_path / sub).rename(data / sub / sub)
+    with pytest.raises(SegbenchError) as exc:
+        read_dataset(benchmark, data)
+    assert str(exc.value) == (
+        f"{data}/{sub}/{sub}: {sub}.zip has a top folder {sub}/ and was unzipped into {data}/{sub}; expected "
+        f"{sub}/<split>/...: unzip it into {data} instead"
+    )
+
+
+def test_a_2_0_meta_zip_in_annotations_is_read(tmp_path, benchmark):
+    """The 2.0 README's "Annotations" section still names annotations/meta.zip: the columns tell the release."""
+    data = make_ep(tmp_path, ROWS, "2.0")
+    (data / "meta.zip").rename(data / "annotations/meta.zip")
+    assert listed(read_dataset(benchmark, data)) == EXPECTED
+    assert dataset_layout(benchmark, data) == {"meta": "annotations/meta.zip", "meta_version": "2.0"}
 
 
 def test_the_zip_and_its_extracted_csv_are_one_meta_file(tmp_path, benchmark):

@@ -4,7 +4,8 @@ Layouts tested (the challenge page: both parts extracted into one folder; the re
 gtFine/<split>/<drive>/*_gtFine_polygons.json and leftImg8bit/<split>/<drive>/*):
 
     both parts merged   Part I drives with .png frames, Part II drives with .jpg frames
-    gtFine alone        no leftImg8bit/: audited and scored from the ground truth, not inferred
+    gtFine alone        no leftImg8bit/: audited and scored from the ground truth (the one-shot command,
+                        `segbench score` and `segbench metrics` with a predictions folder), not inferred
     unlabelled test     leftImg8bit/test without gtFine/test: frames without labels, inferred, never scored
     an extra top folder from unpacking (IDD_Segmentation/: accepted), two of them (refused)
 """
@@ -153,6 +154,25 @@ def test_scoring_a_predictions_folder_from_gtfine_alone(tmp_path, benchmark, cap
     level3 = json.loads(record.read_text())["level3"]
     assert level3["mIoU_nan_skipping"] == 1.0  # every drawn class exact
     assert level3["mIoU"] is None  # most of the 26 classes are absent: the reference's NaN
+
+
+def test_score_and_metrics_take_a_predictions_folder_from_gtfine_alone(tmp_path, benchmark):
+    """`segbench score` / `segbench metrics` with --predictions and --label-space: no config, no images."""
+    data = make_download(tmp_path / "idd", with_images=False)
+    predictions = tmp_path / "preds"
+    for frame in select_split(read_dataset(benchmark, data), "val"):
+        (predictions / frame.prediction).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(frame.label, predictions / frame.prediction)
+    common = ["--benchmark", benchmark.name, "--predictions", str(predictions), "--label-space", "idd-level3-misc",
+              "--data", str(data), "--split", "val"]
+    assert cli.main(["metrics", *common, "--out", str(tmp_path / "direct.json")]) == 0
+    assert cli.main(["score", *common, "--out", str(tmp_path / "counts.parquet")]) == 0
+    assert cli.main(["metrics", "--benchmark", benchmark.name, "--counts", str(tmp_path / "counts.parquet"),
+                     "--out", str(tmp_path / "via-counts.json")]) == 0
+    direct, via = (json.loads((tmp_path / n).read_text()) for n in ("direct.json", "via-counts.json"))
+    assert direct["results"] == via["results"] and direct["frames"] == via["frames"] == 2
+    assert direct["model"] == "preds" and direct["kind"] == "predictions" and direct["split"] == "val"
+    assert direct["results"]["level3"]["mIoU_nan_skipping"] == 1.0 and direct["results"]["level3"]["mIoU"] is None
 
 
 def test_the_unlabelled_test_split(tmp_path, benchmark):

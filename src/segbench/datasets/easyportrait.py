@@ -16,8 +16,9 @@ different ones are refused. The release is told by the columns:
 Only the frame id, user_id and the split are needed; the other columns are optional, columns may
 come in any order and extra ones (e.g. a pandas index) are allowed. frame_id = attachment_id or
 image_name (the file stem; a trailing ".jpg" is accepted and dropped), group_id = user_id (users
-must not cross splits). The folders may sit in the one folder that unzipping made. Like the other
-readers this one never opens images or masks; the audit checks the files against the meta
+must not cross splits). The folders may sit in the one folder that unzipping made; split folders
+unzipped into the data folder itself, or an images/images/, are refused saying how to unzip.
+Like the other readers this one never opens images or masks; the audit checks the files against the meta
 (`meta_contradictions`: a frame whose files are in another split's folder). A split with no
 mask at all in annotations/<split>/ (a test split given out for an upload) is unlabelled: its
 frames are inferred and exported, never scored (base.mark_unlabelled_splits).
@@ -45,6 +46,7 @@ LABEL_SUFFIX = ".png"
 META_ZIPS = {"1.0": Path(LABELS_DIR) / "meta.zip", "2.0": Path("meta.zip")}
 META_FILES = (META_ZIPS["1.0"], META_ZIPS["1.0"].with_suffix(".csv"), META_ZIPS["2.0"], META_ZIPS["2.0"].with_suffix(".csv"))
 SPLIT_COLUMNS_1_0 = (("train", "train"), ("valid", "val"), ("test", "test"))  # 1.0 column -> folder
+SPLIT_FOLDERS = tuple(folder for _column, folder in SPLIT_COLUMNS_1_0)
 ROOT_ENTRIES = (IMAGES_DIR, LABELS_DIR, *sorted(p.name for p in META_FILES if len(p.parts) == 1))  # what marks a root
 MEMBERS_SHOWN = 10  # of a zip without one CSV (say, images.zip given for meta.zip)
 LAYOUT = "images/<split>/*.jpg, annotations/<split>/*.png and annotations/meta.zip (1.0) or meta.zip (2.0)"
@@ -154,8 +156,35 @@ def find_meta(root: Path) -> Meta:
     return found[0]
 
 
+def _refuse_lost_folders(folder: Path) -> None:
+    """Refuse images.zip and annotations.zip unzipped so that images/ and annotations/ are lost or doubled.
+
+    The README shows their members as train/, val/, test/ (and 1.0's meta.zip) with no top folder:
+    unzipped into the data folder itself, the images and the masks of a split share one folder.
+    """
+    loose = [split for split in SPLIT_FOLDERS if (folder / split).is_dir()]
+    if loose and not (folder / IMAGES_DIR).is_dir():
+        raise SegbenchError(
+            f"{folder}: {', '.join(s + '/' for s in loose)} lie in the data folder itself (images.zip and annotations.zip "
+            f"unzipped into it; their members are <split>/...); expected {LAYOUT}: unzip images.zip -d "
+            f"{folder / IMAGES_DIR} and annotations.zip -d {folder / LABELS_DIR}"
+        )
+    for sub in (IMAGES_DIR, LABELS_DIR):
+        if (folder / sub / sub).is_dir():
+            raise SegbenchError(
+                f"{folder / sub / sub}: {sub}.zip has a top folder {sub}/ and was unzipped into {folder / sub}; expected "
+                f"{sub}/<split>/...: unzip it into {folder} instead"
+            )
+
+
 def dataset_root(data_dir: Path) -> Path:
-    return unpacked_root(data_dir, ROOT_ENTRIES, LAYOUT)
+    data_dir = Path(data_dir)
+    if data_dir.is_dir():
+        _refuse_lost_folders(data_dir)
+    root = unpacked_root(data_dir, ROOT_ENTRIES, LAYOUT)
+    if root != data_dir:
+        _refuse_lost_folders(root)
+    return root
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ opens images or labels: a missing, extra or broken file is a finding of the audi
 to stop reading. It only decides which file a frame's image is (the .jpg or the .png that exists),
 and whether a split is unlabelled: one without a single file in labels/ (a test split given out
 for an upload) has its frames inferred and exported, never scored (base.mark_unlabelled_splits).
+The three may sit in the one folder that unzipping made (io.unpacked); two such folders are refused.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..errors import SegbenchError
+from ..io.unpacked import unpacked_root
 from .base import Frame, mark_unlabelled_splits
 from .format import DatasetFormat
 from .listing import Columns, read_listing
@@ -28,6 +30,7 @@ LABELS_DIR = "labels"
 HEADER = ("frame_id", "wall_id", "split")
 IMAGE_SUFFIXES = (".jpg", ".png")  # the first is the default when neither file exists
 LABEL_SUFFIX = ".png"
+LAYOUT = f"{IMAGES_DIR}/<frame_id>.jpg|.png, {LABELS_DIR}/<frame_id>.png and {FRAMES_CSV}"
 
 
 def image_candidates(data_dir: Path, frame_id: str) -> list[Path]:
@@ -58,6 +61,11 @@ def _check_header(header: tuple[str, ...]) -> str | None:
     return f"'{','.join(HEADER)}' and optionally further, distinct, named metadata columns"
 
 
+def dataset_root(data_dir: Path) -> Path:
+    """The folder holding frames.csv, images/ and labels/: `data_dir` or its one sub-folder that does."""
+    return unpacked_root(data_dir, (FRAMES_CSV, IMAGES_DIR, LABELS_DIR), LAYOUT)
+
+
 def read_frames(data_dir: Path, splits: Sequence[str]) -> list[Frame]:
     """Every frame listed in <data_dir>/frames.csv, sorted by frame_id.
 
@@ -65,9 +73,7 @@ def read_frames(data_dir: Path, splits: Sequence[str]) -> list[Frame]:
     wrong header, a wrong number of columns, an empty, unsafe or duplicate frame_id, an empty
     wall_id, a value with surrounding white space, or a split not in `splits`.
     """
-    data_dir = Path(data_dir)
-    if not data_dir.is_dir():
-        raise SegbenchError(f"{data_dir}: data folder not found")
+    data_dir = dataset_root(data_dir)
     listed = read_listing(
         data_dir / FRAMES_CSV,
         Columns(*HEADER),
@@ -95,7 +101,7 @@ def list_unlisted_files(data_dir: Path, frames: Sequence[Frame]) -> list[Path]:
     A frame owns images/<id>.jpg, images/<id>.png and labels/<id>.png. Anything else there (other
     suffixes, sub-folders, hidden files) is reported: the audit treats it as an error.
     """
-    data_dir = Path(data_dir)
+    data_dir = dataset_root(data_dir)
     owned: set[Path] = set()
     for frame in frames:
         owned.update(image_candidates(data_dir, frame.frame_id))
@@ -109,11 +115,15 @@ def list_unlisted_files(data_dir: Path, frames: Sequence[Frame]) -> list[Path]:
 
 
 def _frame_image_candidates(data_dir: Path, frame: Frame) -> list[Path]:
-    return image_candidates(data_dir, frame.frame_id)
+    return image_candidates(dataset_root(data_dir), frame.frame_id)
 
 
 def _index_files(data_dir: Path, labels: Sequence[Path]) -> list[Path]:
-    return [Path(data_dir) / FRAMES_CSV]
+    """frames.csv (in the data folder itself when there is no dataset yet, as before `dvc pull`)."""
+    try:
+        return [dataset_root(data_dir) / FRAMES_CSV]
+    except SegbenchError:
+        return [Path(data_dir) / FRAMES_CSV]
 
 
 FORMAT = DatasetFormat(
