@@ -25,7 +25,7 @@ def indexed(pv_data):
 def test_the_index_holds_each_frame_with_its_hashes_and_label_size(pv_data, indexed):
     frames, manifest, index = indexed
     assert {k: v for k, v in index.items() if k != "frames"} == {
-        "format": "segbench-frame-index", "version": 2, "benchmark": "painting-vision",
+        "format": "segbench-frame-index", "version": 3, "benchmark": "painting-vision",
         "dataset_id": manifest["dataset_id"]}
     assert [e["frame_id"] for e in index["frames"]] == ["a1", "a2", "b1", "c1", "d1", "e1"]  # sorted by id
     assert index["frames"][3] == {
@@ -33,7 +33,7 @@ def test_the_index_holds_each_frame_with_its_hashes_and_label_size(pv_data, inde
         "prediction": "c1.png",
         "image_sha256": hashlib.sha256((pv_data / "images/c1.png").read_bytes()).hexdigest(),
         "label_sha256": hashlib.sha256((pv_data / "labels/c1.png").read_bytes()).hexdigest(),
-        "label_size": [20, 16], "meta": {}}  # ALL_CLASSES: 16 rows of 20
+        "label_size": [20, 16], "labelled": True, "meta": {}}  # ALL_CLASSES: 16 rows of 20
 
 
 def test_written_and_read_back_the_frames_are_the_readers(pv_data, indexed, tmp_path):
@@ -43,6 +43,19 @@ def test_written_and_read_back_the_frames_are_the_readers(pv_data, indexed, tmp_
     again = read_index(tmp_path / "frames.json", "painting-vision")
     assert again == index
     assert index_frames(again, pv_data) == frames
+
+
+def test_an_unlabelled_split_is_indexed_without_reading_a_label(pv_data, tmp_path):
+    """IDD's public test split (no gtFine/test): its frames have no label to hash or measure."""
+    for frame_id in ("d1", "e1"):  # the test split's labels
+        (pv_data / "labels" / f"{frame_id}.png").unlink()
+    frames = read_dataset(PV, pv_data)
+    index = build_index("painting-vision", pv_data, frames, build_manifest(pv_data, frames))
+    assert [(e["frame_id"], e["split"], e["labelled"], e["label_sha256"], e["label_size"]) for e in index["frames"]
+            if e["split"] == "test"] == [("d1", "test", False, None, None), ("e1", "test", False, None, None)]
+    write_index(tmp_path / "frames.json", index)
+    again = index_frames(read_index(tmp_path / "frames.json", "painting-vision"), pv_data)
+    assert again == frames and [f.labelled for f in again] == [True, True, True, True, False, False]
 
 
 def write(path, document):
@@ -56,7 +69,7 @@ def write(path, document):
     (lambda d: d.update(benchmark="idd20k-icvgip2020"),
      "frame index of benchmark 'idd20k-icvgip2020', not 'painting-vision'$"),
     (lambda d: d["frames"][2].pop("meta"), r"frames/2: expected the fields \['frame_id', 'group_id', 'image', "
-                                           r"'image_sha256', 'label', 'label_sha256', 'label_size', 'meta', "
+                                           r"'image_sha256', 'label', 'label_sha256', 'label_size', 'labelled', 'meta', "
                                            r"'prediction', 'split'\]$"),
     (lambda d: d["frames"].__setitem__(0, "a1"), r"frames/0: expected the fields \["),
 ])

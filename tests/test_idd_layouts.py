@@ -3,7 +3,8 @@
 Layouts tested (the challenge page: both parts extracted into one folder; the reference's
 gtFine/<split>/<drive>/*_gtFine_polygons.json and leftImg8bit/<split>/<drive>/*):
 
-    both parts merged   Part I drives with .png frames, Part II drives with .jpg frames
+    both parts merged   Part I drives with .png frames, Part II drives with .jpg frames; the two archives
+                        themselves (one top folder each) extracted with their top folder stripped
     gtFine alone        no leftImg8bit/: audited and scored from the ground truth (the one-shot command,
                         `segbench score` and `segbench metrics` with a predictions folder), not inferred
     unlabelled test     leftImg8bit/test without gtFine/test: frames without labels, inferred, never scored
@@ -15,6 +16,7 @@ from __future__ import annotations
 import io
 import json
 import shutil
+import tarfile
 import zipfile
 from pathlib import Path
 
@@ -32,10 +34,11 @@ from segbench.models.architectures import build
 from segbench.models.checkpoint import save_checkpoint
 from segbench.protocols.definitions import load_benchmark
 from segbench.protocols.idd.masks import RECORD, write_masks
+from segbench.records.frameindex import index_frames, read_index
 from segbench.records.provenance import build_manifest, read_manifest, verify_manifest, write_manifest
 from segbench.stages.audit import audit_dataset
 from segbench.stages.inference_geometry import frame_geometry
-from segbench.steps.dataset_identity import dataset_manifest
+from segbench.steps.dataset_identity import dataset_manifest, write_identity
 from segbench.steps.inference import infer
 from segbench.synthetic.training import IMAGENET
 
@@ -71,6 +74,33 @@ def test_both_parts_in_one_folder(tmp_path, benchmark):
     assert frames[2].image == data / "leftImg8bit/train/201/0000123_leftImg8bit.jpg"
     assert frames[3].prediction == "202/0000456_gtFine_labellevel3Ids.png"
     assert dataset_layout(benchmark, data) == {}
+    assert audit_dataset(data, benchmark, ["val"]).ok
+
+
+def test_the_two_archives_extracted_as_the_docs_say(tmp_path, benchmark):
+    """tar -xzf idd-segmentation.tar.gz -C IDD --strip-components=1, the same for idd-20k-II.tar.gz,
+    then the masks drawn: each archive's one top folder stripped, the two parts merge."""
+    parts = {"png": ("idd-segmentation.tar.gz", "IDD_Segmentation"), "jpg": ("idd-20k-II.tar.gz", "idd20kII")}
+    for index, (split, drive, img_id, ext) in enumerate(DOWNLOAD):  # as shipped: polygons (no test ones), images
+        top = tmp_path / "staging" / parts[ext][1]
+        if split != "test":
+            write_polygons(top, split, drive, img_id, scene(index))
+        write_image(top, split, drive, img_id, ext=ext)
+    data = tmp_path / "IDD"
+    for archive_name, top in parts.values():
+        with tarfile.open(tmp_path / archive_name, "w:gz") as archive:
+            archive.add(tmp_path / "staging" / top, top)
+        with tarfile.open(tmp_path / archive_name) as archive:
+            members = [m for m in archive.getmembers() if "/" in m.name]
+            assert all(m.name.startswith(f"{top}/") for m in members)
+            for member in members:
+                member.name = member.name.split("/", 1)[1]  # --strip-components=1
+            archive.extractall(data, members, filter="data")
+    write_masks(data)  # segbench idd-labels --data IDD
+    frames = read_dataset(benchmark, data)
+    assert listed(frames) == [("1/000001", "train", True), ("2/000002", "val", True), ("201/0000123", "train", True),
+                              ("202/0000456", "val", True), ("3/000003", "test", False)]
+    assert [f.meta for f in frames] == [{"part": "I"}, {"part": "I"}, {"part": "II"}, {"part": "II"}, {"part": "I"}]
     assert audit_dataset(data, benchmark, ["val"]).ok
 
 
@@ -232,6 +262,20 @@ def test_the_unlabelled_test_split_is_inferred_and_exported(tmp_path, benchmark,
     assert cli.main(["check-submission", str(upload), "--benchmark", benchmark.name, "--dataset-manifest",
                      str(manifest), "--split", "test"]) == 0
     assert "accepted: 1 frames" in capsys.readouterr().out
+
+
+def test_the_workflows_frame_index_of_the_unlabelled_test_split(tmp_path, benchmark):
+    """The workflow's dataset_identity job (`segbench manifest --verify ... --index-out`) on the public
+    download: no label of the test split is read; the shard jobs get its frames as unlabelled."""
+    data = make_download(tmp_path / "idd", test_labels=False)
+    out = tmp_path / "out"
+    write_identity(benchmark, data, None, out / "manifest.json", None, None)
+    write_identity(benchmark, data, out / "manifest.json", None, None, out / "frames.json")
+    index = read_index(out / "frames.json", benchmark.name)
+    [test] = [e for e in index["frames"] if e["split"] == "test"]
+    assert (test["frame_id"], test["labelled"], test["label_sha256"], test["label_size"]) == ("3/000003", False, None, None)
+    assert {tuple(e["label_size"]) for e in index["frames"] if e["labelled"]} == {(16, 12)}
+    assert index_frames(index, data) == read_dataset(benchmark, data)
 
 
 def test_an_unlabelled_drive_may_not_also_be_a_labelled_one(tmp_path, benchmark):

@@ -221,7 +221,7 @@ def test_the_frame_index_carries_the_metadata(tmp_path):
     manifest, frames = identify_dataset(BENCHMARK, "data", "data_manifest.json")
     write_index(tmp_path / "frames.json", build_index(BENCHMARK.name, "data", frames, manifest))
     index = read_index(tmp_path / "frames.json", BENCHMARK.name)
-    assert index["version"] == 2
+    assert index["version"] == 3
     assert [f.meta for f in index_frames(index, "data")] == [dict(f.meta) for f in frames]
 
 
@@ -301,7 +301,8 @@ def write_inputs(folder: Path) -> dict[str, Path]:
     write_index(paths["frames"], {"format": INDEX_FORMAT, "version": INDEX_VERSION, "benchmark": BENCHMARK.name,
                                   "dataset_id": "x", "frames": [
         {"frame_id": f, "group_id": GROUPS[f], "split": "test", "image": f"{f}.png", "label": f"{f}.png",
-         "prediction": None, "image_sha256": "", "label_sha256": "", "label_size": [1, 1], "meta": META[f]}
+         "prediction": None, "image_sha256": "", "label_sha256": "", "label_size": [1, 1], "labelled": True,
+         "meta": META[f]}
         for f in FRAME_IDS]})
     return paths
 

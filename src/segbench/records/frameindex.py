@@ -3,12 +3,15 @@ produced it, with the SHA-256 of its files (from the manifest) and its ground tr
 the header). The workflow's dataset_identity job writes it once; the shard jobs read their frames
 from it instead of listing the dataset again, and the workflow derives each shard's content key
 from it (which bytes a job's result depends on: images and ground-truth sizes for inference,
-labels for scoring), and each frame's metadata (Frame.meta: what slices are made of).
+labels for scoring), and each frame's metadata (Frame.meta: what slices are made of). A frame of
+an unlabelled split (IDD20K's public test split) has no label: its label_sha256 and label_size
+are null and `labelled` false, so that its shard's jobs infer and export it and never read a label.
 
     {"format": "segbench-frame-index", "version": 1, "benchmark": ..., "dataset_id": ...,
      "frames": [{"frame_id": ..., "group_id": ..., "split": ..., "image": "images/a.jpg",
                  "label": "labels/a.png", "prediction": "a.png", "image_sha256": ...,
-                 "label_sha256": ..., "label_size": [width, height], "meta": {column: text}}, ...]}
+                 "label_sha256": ..., "label_size": [width, height], "labelled": true,
+                 "meta": {column: text}}, ...]}
 """
 
 from __future__ import annotations
@@ -24,9 +27,9 @@ from ..io.fileio import atomic_write_text, read_json
 from ..io.maskio import image_size
 
 INDEX_FORMAT = "segbench-frame-index"
-INDEX_VERSION = 2  # 2: each frame's metadata
+INDEX_VERSION = 3  # 2: each frame's metadata; 3: whether it is labelled
 _FRAME_KEYS = {"frame_id", "group_id", "split", "image", "label", "prediction", "image_sha256", "label_sha256",
-               "label_size", "meta"}
+               "label_size", "labelled", "meta"}
 
 
 def build_index(benchmark: str, data: Path, frames: Sequence[Frame], manifest: dict[str, Any]) -> dict[str, Any]:
@@ -45,7 +48,8 @@ def build_index(benchmark: str, data: Path, frames: Sequence[Frame], manifest: d
             "prediction": frame.prediction,
             "image_sha256": pinned["image"]["sha256"],
             "label_sha256": pinned["label"]["sha256"],
-            "label_size": list(image_size(frame.label)),
+            "label_size": list(image_size(frame.label)) if frame.labelled else None,
+            "labelled": frame.labelled,
             "meta": dict(frame.meta),
         })
     return {"format": INDEX_FORMAT, "version": INDEX_VERSION, "benchmark": benchmark,
@@ -73,4 +77,4 @@ def index_frames(index: dict[str, Any], data: Path) -> list[Frame]:
     """The index's frames as Frame records, their files inside `data`."""
     data = Path(data)
     return [Frame(e["frame_id"], e["group_id"], e["split"], data / e["image"], data / e["label"], e["prediction"],
-                  meta=e["meta"]) for e in index["frames"]]
+                  labelled=e["labelled"], meta=e["meta"]) for e in index["frames"]]
