@@ -17,9 +17,9 @@ Only the frame id, user_id and the split are needed; the other columns are optio
 come in any order and extra ones (e.g. a pandas index) are allowed. frame_id = attachment_id or
 image_name (the file stem; a trailing ".jpg" is accepted and dropped), group_id = user_id (users
 must not cross splits). The folders may sit in the one folder that unzipping made; split folders
-unzipped into the data folder itself, or an images/images/, are refused saying how to unzip.
-Like the other readers this one never opens images or masks; the audit checks the files against the meta
-(`meta_contradictions`: a frame whose files are in another split's folder). A split with no
+unzipped into the data folder itself, or an images/images/, are refused saying how to unzip. Like
+the other readers this one never opens images or masks; the audit checks the files against the
+meta (`meta_contradictions`: a frame whose files are in another split's folder). A split with no
 mask at all in annotations/<split>/ (a test split given out for an upload) is unlabelled: its
 frames are inferred and exported, never scored (base.mark_unlabelled_splits).
 """

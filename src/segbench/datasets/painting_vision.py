@@ -33,23 +33,23 @@ LABEL_SUFFIX = ".png"
 LAYOUT = f"{IMAGES_DIR}/<frame_id>.jpg|.png, {LABELS_DIR}/<frame_id>.png and {FRAMES_CSV}"
 
 
-def image_candidates(data_dir: Path, frame_id: str) -> list[Path]:
+def image_candidates(root: Path, frame_id: str) -> list[Path]:
     """Every path the frame's image may have, in order of preference."""
-    return [data_dir / IMAGES_DIR / f"{frame_id}{suffix}" for suffix in IMAGE_SUFFIXES]
+    return [root / IMAGES_DIR / f"{frame_id}{suffix}" for suffix in IMAGE_SUFFIXES]
 
 
-def existing_images(data_dir: Path, frame_id: str) -> list[Path]:
+def existing_images(root: Path, frame_id: str) -> list[Path]:
     """The candidate image files of a frame that exist (two of them is an audit error)."""
-    return [p for p in image_candidates(data_dir, frame_id) if p.is_file()]
+    return [p for p in image_candidates(root, frame_id) if p.is_file()]
 
 
-def label_path(data_dir: Path, frame_id: str) -> Path:
-    return data_dir / LABELS_DIR / f"{frame_id}{LABEL_SUFFIX}"
+def label_path(root: Path, frame_id: str) -> Path:
+    return root / LABELS_DIR / f"{frame_id}{LABEL_SUFFIX}"
 
 
-def _image_path(data_dir: Path, frame_id: str) -> Path:
-    found = existing_images(data_dir, frame_id)
-    return found[0] if found else image_candidates(data_dir, frame_id)[0]
+def _image_path(root: Path, frame_id: str) -> Path:
+    found = existing_images(root, frame_id)
+    return found[0] if found else image_candidates(root, frame_id)[0]
 
 
 def _check_header(header: tuple[str, ...]) -> str | None:
@@ -67,15 +67,15 @@ def dataset_root(data_dir: Path) -> Path:
 
 
 def read_frames(data_dir: Path, splits: Sequence[str]) -> list[Frame]:
-    """Every frame listed in <data_dir>/frames.csv, sorted by frame_id.
+    """Every frame listed in frames.csv (in <data_dir> or its one sub-folder), sorted by frame_id.
 
     Raises SegbenchError naming the file and line for a missing data folder or frames.csv, a
     wrong header, a wrong number of columns, an empty, unsafe or duplicate frame_id, an empty
     wall_id, a value with surrounding white space, or a split not in `splits`.
     """
-    data_dir = dataset_root(data_dir)
+    root = dataset_root(data_dir)
     listed = read_listing(
-        data_dir / FRAMES_CSV,
+        root / FRAMES_CSV,
         Columns(*HEADER),
         splits,
         f"every Painting Vision dataset needs {FRAMES_CSV}",
@@ -86,8 +86,8 @@ def read_frames(data_dir: Path, splits: Sequence[str]) -> list[Frame]:
             frame_id=row.frame_id,
             group_id=row.group,
             split=row.split,
-            image=_image_path(data_dir, row.frame_id),
-            label=label_path(data_dir, row.frame_id),
+            image=_image_path(root, row.frame_id),
+            label=label_path(root, row.frame_id),
             meta=row.meta,
         )
         for row in listed
@@ -101,14 +101,14 @@ def list_unlisted_files(data_dir: Path, frames: Sequence[Frame]) -> list[Path]:
     A frame owns images/<id>.jpg, images/<id>.png and labels/<id>.png. Anything else there (other
     suffixes, sub-folders, hidden files) is reported: the audit treats it as an error.
     """
-    data_dir = dataset_root(data_dir)
+    root = dataset_root(data_dir)
     owned: set[Path] = set()
     for frame in frames:
-        owned.update(image_candidates(data_dir, frame.frame_id))
-        owned.add(label_path(data_dir, frame.frame_id))
+        owned.update(image_candidates(root, frame.frame_id))
+        owned.add(label_path(root, frame.frame_id))
     unlisted: list[Path] = []
     for sub in (IMAGES_DIR, LABELS_DIR):
-        folder = data_dir / sub
+        folder = root / sub
         if folder.is_dir():
             unlisted.extend(p for p in folder.iterdir() if p not in owned)
     return sorted(unlisted)
