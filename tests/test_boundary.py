@@ -11,7 +11,7 @@ import pytest
 
 from segbench.core.bandplan import band_plan
 from segbench.core.bootstrap import Subject, bootstrap
-from segbench.core.boundary import band, band_cells, band_width
+from segbench.core.boundary import IDENTITY, all_cells, band, band_cells, band_width, joint_of
 from segbench.core.cellcount import joint_cells
 from segbench.core.confusion import BandCounts, FrameCounts
 from segbench.core.evaluation import evaluate
@@ -223,3 +223,80 @@ def test_the_scoring_pass_counts_the_bands_beside_the_cells(tmp_path):
     constant = counts_with_bands([(gt, np.zeros_like(gt)) for gt, _ in pairs])
     assert np.array_equal(floor.bands.count, constant.bands.count)
     assert evaluate(PV, floor, TEN) == evaluate(PV, constant, TEN)
+
+
+def reference_all_cells(gt, pred, gt_lut, pred_lut, d):
+    """Every pixel by (flags, raw gt, raw pred), flags from reference_map_band of each side's label
+    map, counted by np.unique: what boundary.all_cells must return."""
+    flags = reference_map_band(gt_lut[gt], d).astype(np.int64) | reference_map_band(pred_lut[pred], d) << 1
+    keys = (flags << 16 | gt.astype(np.int64) << 8 | pred).ravel()
+    cells, counts = np.unique(keys, return_counts=True)
+    return cells, counts
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_one_pass_counts_equal_reference_bands_and_the_joint_histogram(seed):
+    # Widths and heights around the kernel's 8- and 64-pixel words and below the window (2d + 1),
+    # blocky and noisy maps, luts that merge raw values (a raw change that is no label change),
+    # void and dropped codes, and values over the whole byte range.
+    rng = np.random.default_rng(100 + seed)
+    for h, w in [(1, 1), (1, 70), (70, 1), (5, 63), (9, 64), (11, 65), (23, 129), (40, 7), (3, 200)]:
+        for d in (1, 2, 5):
+            blocky = np.kron(rng.integers(0, 6, (h // 5 + 1, w // 5 + 1)), np.ones((5, 5), int))[:h, :w]
+            gt = rng.choice(np.array([0, 1, 2, 7, 200, 255], np.uint8), size=(h, w))
+            gt = np.where(rng.random((h, w)) < 0.8, blocky.astype(np.uint8), gt)
+            pred = np.where(rng.random((h, w)) < 0.85, gt, rng.integers(0, 256, (h, w))).astype(np.uint8)
+            gt_lut, pred_lut = rng.integers(-2, 4, 256), rng.integers(-2, 4, 256)
+            cells, counts = all_cells(gt, pred, gt_lut, pred_lut, d)
+            expected_cells, expected_counts = reference_all_cells(gt, pred, gt_lut, pred_lut, d)
+            assert cells.dtype == np.uint32 and counts.dtype == np.int64
+            assert np.array_equal(cells, expected_cells) and np.array_equal(counts, expected_counts), (h, w, d)
+            joint, joint_counts = joint_of(cells, counts)
+            plain, plain_counts = joint_cells(gt, pred)
+            assert joint.dtype == plain.dtype
+            assert np.array_equal(joint, plain) and np.array_equal(joint_counts, plain_counts)
+            banded, banded_counts = band_cells(gt, pred, gt_lut, pred_lut, d)
+            keep = expected_cells >= 1 << 16
+            assert np.array_equal(banded, expected_cells[keep]) and np.array_equal(banded_counts, expected_counts[keep])
+
+
+def test_the_one_pass_on_a_full_size_frame_of_drawn_shapes():
+    # 720x1280 at the benchmark's d: the kernel's rows reach every part of a real frame.
+    rng = np.random.default_rng(7)
+    gt = np.zeros((720, 1280), np.uint8)
+    for value in range(1, 12):
+        y, x, hh, ww = (int(v) for v in rng.integers(0, [700, 1260, 300, 500]))
+        gt[y:y + hh, x:x + ww] = value
+    gt[rng.integers(0, 720, 50), rng.integers(0, 1280, 50)] = V
+    pred = np.roll(gt, (3, -5), axis=(0, 1))
+    pred[pred == V] = 0
+    lut = np.where(np.arange(256) == V, -2, np.arange(256))
+    d = band_width(gt.shape, ratio=0.02)
+    cells, counts = all_cells(gt, pred, lut, lut, d)
+    expected_cells, expected_counts = reference_all_cells(gt, pred, lut, lut, d)
+    assert np.array_equal(cells, expected_cells) and np.array_equal(counts, expected_counts)
+
+
+def test_the_one_pass_refuses_masks_of_two_shapes_or_another_dtype():
+    gt = np.zeros((4, 5), np.uint8)
+    with pytest.raises(ValueError, match="shapes differ"):
+        all_cells(gt, np.zeros((5, 4), np.uint8), IDENTITY, IDENTITY, 1)
+    with pytest.raises(ValueError, match="must be uint8"):
+        all_cells(gt, np.zeros((4, 5), np.int32), IDENTITY, IDENTITY, 1)
+
+
+def test_with_bands_the_scoring_pass_takes_the_joint_cells_from_the_band_pass(tmp_path):
+    from pv_fixtures import make_dataset, write_png
+    from segbench.datasets.painting_vision import read_frames
+    from segbench.stages.scoring import score_predictions
+
+    pairs = random_pairs(6, frames=3)
+    data = make_dataset(tmp_path, [(f"f{i}", f"w{i}", "test", gt) for i, (gt, _) in enumerate(pairs)])
+    frames = read_frames(data, PV.splits)
+    for i, (_, pred) in enumerate(pairs):
+        write_png(tmp_path / "preds" / f"f{i}.png", pred)
+    with_bands = score_predictions(frames, tmp_path / "preds", TEN, TEN, bands=band_plan(PV, TEN))
+    without = score_predictions(frames, tmp_path / "preds", TEN, TEN)
+    for field in ("frame", "gt", "pred", "count"):
+        assert np.array_equal(getattr(with_bands, field), getattr(without, field)), field
+    assert len(without.bands.count) == 0 and len(with_bands.bands.count) > 0

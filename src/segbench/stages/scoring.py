@@ -1,7 +1,8 @@
 """Scoring: read ground-truth and predicted masks, and count (gt, pred) pairs per frame.
 
 I/O only: the counting itself is cellcount.joint_cells (equal to confusion.joint_histogram's
-non-zero cells); no metric is computed here. Frames are decoded and counted in threads (the PNG
+non-zero cells) or, with boundary bands, the bands' one pass (boundary.BandPlan.frame_counts),
+which counts every pixel and so gives the same cells; no metric is computed here. Frames are decoded and counted in threads (the PNG
 decoder and the counting kernel release the GIL); each frame keeps only its non-zero cells, so
 memory does not grow with a frame's size or with a 256 x 256 table per frame.
 """
@@ -69,7 +70,8 @@ def frame_cells(
     path = predictions.where(frame)
     gt = read_mask(frame.label)
     gt, pred = evaluated_masks(gt, read_prediction(predictions, frame, gt.shape, evaluation_size), evaluation_size)
-    cells = joint_cells(gt, pred)
+    # With bands, their pass counts every pixel: the joint cells come from it.
+    cells, in_bands = bands.frame_counts(gt, pred) if bands is not None else (joint_cells(gt, pred), [])
     bad_gt, bad_pred = invalid_values(cells[0], *luts)
     if bad_gt:
         raise SegbenchError(f"{frame.label}: frame {frame.frame_id}: label values {bad_gt} are outside '{gt_space.name}'")
@@ -78,7 +80,7 @@ def frame_cells(
             f"{path}: frame {frame.frame_id}: predicted values {bad_pred} are outside the model's label space "
             f"'{pred_space.name}' (0..{pred_space.size - 1})"
         )
-    return cells, (bands.frame_cells(gt, pred) if bands is not None else [])
+    return cells, in_bands
 
 
 def score_predictions(
