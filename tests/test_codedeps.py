@@ -76,5 +76,62 @@ def rule_blocks(text: str) -> list[tuple[str, str]]:
 def test_every_rule_declares_the_code_of_the_command_it_runs(smk: Path):
     for rule, body in rule_blocks(smk.read_text()):
         runs = re.findall(r'cli\(\s*"([a-z-]+)"', body)
-        declared = re.findall(r'code=code\("([a-z-]+)"\)', body)
-        assert runs == declared and len(runs) == 1, f"{smk.name}: rule {rule} runs {runs}, declares {declared}"
+        params = re.search(r"^    params:\n((?:        .*\n|            .*\n)*)", body, re.M)
+        declared = re.findall(r'^        code=code\("([a-z-]+)"\),$', params.group(1) if params else "", re.M)
+        assert runs == declared and len(runs) == 1, f"{smk.name}: rule {rule} runs {runs}, declares {declared} as a parameter"
+
+
+def package(root: Path, modules: dict[str, str]) -> CodeGraph:
+    """A checkout at `root` holding src/segbench/<module path>.py with the given sources."""
+    for name, source in modules.items():
+        path = root / "src" / f"{name.replace('.', '/')}.py"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(source)
+    return CodeGraph(root)
+
+
+TOY = {
+    "segbench.__init__": "",
+    "segbench.commands.__init__": "",
+    "segbench.commands.cli": "import argparse\n",
+    "segbench.steps.__init__": "",
+    "segbench.steps.report": (
+        '"""A step."""\n'
+        "from ..core import (  # the two it uses\n"
+        "    tables,\n"
+        "    figures as drawn,\n"
+        ")\n"
+        "import segbench.io.files as files, json\n"
+        "def late():\n"
+        "    from ..core.text import render  # lazy: still its code\n"
+    ),
+    "segbench.core.__init__": "",
+    "segbench.core.tables": "x = 'from segbench.core import unused'  # in a string: not matched at a line's start\n",
+    "segbench.core.figures": "",
+    "segbench.core.text": "",
+    "segbench.core.unused": "",
+    "segbench.io.__init__": "",
+    "segbench.io.files": "",
+}
+
+
+def test_imports_of_every_spelling(tmp_path):
+    graph = package(tmp_path, TOY)
+    assert graph.imports_of("segbench.steps.report") == {  # and the packages whose __init__ runs first
+        "segbench", "segbench.core", "segbench.core.tables", "segbench.core.figures", "segbench.core.text",
+        "segbench.io", "segbench.io.files"}
+    assert graph.command_files("steps.report") == [f"src/segbench/{m}.py" for m in (
+        "__init__", "commands/__init__", "commands/cli", "core/__init__", "core/figures", "core/tables",
+        "core/text", "io/__init__", "io/files", "steps/__init__", "steps/report")]
+
+
+def test_command_key_follows_the_bytes_of_the_commands_files_only(tmp_path):
+    key = package(tmp_path, TOY).command_key("steps.report")
+    figures = tmp_path / "src" / "segbench" / "core" / "figures.py"
+    figures.write_text("")  # the same bytes, a new time
+    assert CodeGraph(tmp_path).command_key("steps.report") == key
+    (tmp_path / "src" / "segbench" / "core" / "unused.py").write_text("changed = True\n")
+    assert CodeGraph(tmp_path).command_key("steps.report") == key  # a module the step does not import
+    figures.write_text("changed = True\n")
+    changed = CodeGraph(tmp_path).command_key("steps.report")
+    assert changed != key and len(changed) == 64

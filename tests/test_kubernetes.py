@@ -2,7 +2,7 @@
 only its staged inputs.
 
 The inputs no rule produces are staged into a bucket first, as docs/cluster.md says: the tracked
-files the rules read (STAGED: code, config, schemas, .dvc pins, manifests), then the DVC-pinned
+files the rules read (STAGED: config, .dvc pins, manifests; code is a parameter), then the DVC-pinned
 data and models restored by `dvc pull`. The working copy the runs start from holds none of the
 data or models, so a job that read them by a path of the repository instead of its inputs' local
 copies would fail.
@@ -44,7 +44,7 @@ KEY, SECRET = "segbench-test-key", "segbench-test-secret"
 LOCAL_COPY = f".snakemake/storage/s3/{BUCKET}/run"
 # The tracked files the rules read (git pathspecs); a new input elsewhere fails the dry run with
 # a MissingInputException naming it: add it here and to docs/cluster.md.
-STAGED = ("src", "config", "workflow", "*.dvc", "*_manifest.json")
+STAGED = ("config", "*.dvc", "*_manifest.json")
 # One file of a job listing: an object under the prefix, to fetch before or to send after the job.
 STORAGE_ITEM = re.compile(rf"{re.escape(PREFIX)}/\S+ \((retrieve from|send to) storage\)")
 

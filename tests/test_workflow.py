@@ -26,7 +26,7 @@ pytestmark = pytest.mark.workflow
 
 def planned_jobs(repo: Path, *targets: str) -> dict[str, int]:
     """Rule -> job count of a dry run ({} when there is nothing to do)."""
-    return planned_job_table(run(repo, "snakemake", "-n", "--quiet", "rules", *targets).stdout)
+    return planned_job_table(run(repo, "snakemake", *targets, "-n", "--quiet", "rules").stdout)
 
 
 def run_jobs(repo: Path, *args: str) -> dict[str, int]:

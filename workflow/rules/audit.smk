@@ -8,7 +8,6 @@ checkpoint audit:
         dataset=dataset_record,
         files=dataset_inputs("all"),
         definition=definition_files,
-        code=code("audit"),
     output:
         json=path("audit"),
         text=path("audit_text"),
@@ -19,6 +18,7 @@ checkpoint audit:
     resources:
         mem_mb=2000,
     params:
+        code=code("audit"),
         data=data_argument("all"),
         splits=lambda w: " ".join(f"--split {shlex.quote(s)}" for s in bench(w).splits),
         dataset_id=dataset_id,

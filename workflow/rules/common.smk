@@ -127,8 +127,10 @@ CODE = CodeGraph(workflow.basedir)
 
 
 def code(command):
-    """The source files `segbench COMMAND` runs, from the imports of its step (segbench.workflow.codedeps)."""
-    return CODE.command_files(COMMAND[command].step)
+    """The digest of the source files `segbench COMMAND` runs, from the imports of its step
+    (segbench.workflow.codedeps): a rule's parameter, so a change to that code re-runs its jobs.
+    """
+    return CODE.command_key(COMMAND[command].step)
 
 
 def cli(command, arguments):

@@ -10,7 +10,6 @@ rule infer:
         model=lambda w: model_read(w.model),
         files=dataset_inputs("shard"),
         definition=definition_files,
-        code=code("infer"),
     output:
         directory(path("predictions")),
     log:
@@ -22,6 +21,7 @@ rule infer:
         **INFERENCE_GPU,
         mem_mb=4000,
     params:
+        code=code("infer"),
         key=inference_key,
         data=data_argument("shard"),
         model=lambda w, input: model_path_argument(w.model, input.model),

@@ -10,7 +10,6 @@ rule uncertainty:
         manifest=dataset_manifest,
         dataset=dataset_record,
         definition=definition_files,
-        code=code("uncertainty"),
     output:
         path("uncertainty"),
     log:
@@ -20,6 +19,7 @@ rule uncertainty:
     resources:
         mem_mb=2000,
     params:
+        code=code("uncertainty"),
         dataset_id=dataset_id,
         compare=comparison_arguments,
         resamples=BOOTSTRAP["resamples"],
@@ -42,7 +42,6 @@ rule slices:
         floor=floor_counts,
         frames=frame_index,
         definition=definition_files,
-        code=code("slices"),
     output:
         path("slices"),
     log:
@@ -52,6 +51,7 @@ rule slices:
     resources:
         mem_mb=2000,
     params:
+        code=code("slices"),
         compare=comparison_arguments,
         slicings=slicings_argument,
         resamples=BOOTSTRAP["resamples"],
@@ -71,7 +71,6 @@ rule plot_iou:
         baseline=baseline_counts,
         floor=floor_counts,
         definition=definition_files,
-        code=code("plot-iou"),
     output:
         png=report(
             path("plot_iou"),
@@ -91,6 +90,7 @@ rule plot_iou:
     resources:
         mem_mb=1000,
     params:
+        code=code("plot-iou"),
         compare=comparison_arguments,
     shell:
         cli(
@@ -104,7 +104,6 @@ rule plot_confusion:
     input:
         counts=lambda w: counts_of(w, w.model),
         definition=definition_files,
-        code=code("plot-confusion"),
     output:
         png=report(
             path("plot_confusion"),
@@ -123,6 +122,8 @@ rule plot_confusion:
         ENV
     resources:
         mem_mb=1000,
+    params:
+        code=code("plot-confusion"),
     shell:
         cli(
             "plot-confusion",
@@ -137,7 +138,6 @@ rule plot_fraction:
         baseline=baseline_counts,
         floor=floor_counts,
         definition=definition_files,
-        code=code("plot-fraction"),
     output:
         report(
             path("plot_fraction"),
@@ -156,6 +156,7 @@ rule plot_fraction:
     resources:
         mem_mb=1000,
     params:
+        code=code("plot-fraction"),
         compare=comparison_arguments,
     shell:
         cli(
@@ -176,7 +177,6 @@ rule overlays:
         frames=frame_index,
         files=dataset_inputs("split"),
         definition=definition_files,
-        code=code("overlays"),
     output:
         frames=path("overlay_frames"),
         images=[
@@ -198,6 +198,7 @@ rule overlays:
     resources:
         mem_mb=2000,
     params:
+        code=code("overlays"),
         data=data_argument("split"),
         predictions=lambda w, input: (
             [model_path_argument(w.model, input.predictions)]
@@ -219,7 +220,6 @@ rule plot_data:
     input:
         iou=plot_data_files("iou"),
         confusion=plot_data_files("confusion"),
-        code=code("plot-data"),
     output:
         iou=f"{R}/plots/iou.csv",
         confusion=f"{R}/plots/confusion.csv",
@@ -229,6 +229,8 @@ rule plot_data:
         ENV
     resources:
         mem_mb=1000,
+    params:
+        code=code("plot-data"),
     shell:
         cli(
             "plot-data",

@@ -5,7 +5,6 @@
 checkpoint pull_pinned:
     input:
         pin=ancient(lambda w: dvc_file(PINNED[w.pin])),
-        code=code("pull"),
     output:
         path("pinned"),
     log:
@@ -15,6 +14,7 @@ checkpoint pull_pinned:
     resources:
         mem_mb=1000,
     params:
+        code=code("pull"),
         path=lambda w: PINNED[w.pin],
     shell:
         cli("pull", "{params.path:q} --out {output:q}")
@@ -25,7 +25,6 @@ checkpoint dataset_identity:
         files=dataset_inputs("all"),
         manifest=lambda w: [bench(w).manifest] if bench(w).manifest else [],
         definition=definition_files,
-        code=code("manifest"),
     output:
         manifest=path("manifest"),
         dataset=path("dataset"),
@@ -37,6 +36,7 @@ checkpoint dataset_identity:
     resources:
         mem_mb=1000,
     params:
+        code=code("manifest"),
         data=data_argument("all"),
         verify=lambda w, input: (
             f"--verify {shlex.quote(input.manifest[0])}" if input.manifest else ""
@@ -54,7 +54,6 @@ checkpoint checkpoint_identity:
     input:
         model=lambda w: model_files(w.model),
         definition=definition_files,
-        code=code("identify"),
     output:
         path("identity"),
     log:
@@ -64,6 +63,7 @@ checkpoint checkpoint_identity:
     resources:
         mem_mb=1000,
     params:
+        code=code("identify"),
         spec=lambda w, input: model_spec_argument(w.model, input),
     shell:
         cli(

@@ -21,7 +21,6 @@ rule leaderboard:
         ],
         uncertainty=uncertainty_files(),
         slices=slice_files(),
-        code=code("results"),
     output:
         csv=f"{R}/leaderboard.csv",
         md=f"{R}/leaderboard.md",
@@ -41,6 +40,7 @@ rule leaderboard:
     resources:
         mem_mb=1000,
     params:
+        code=code("results"),
         stem=lambda w, output: Path(output.csv).with_suffix(""),
         # A label, not a path the job opens: the Markdown names the results' folder, never a
         # job's staged local copy of it.

@@ -10,7 +10,6 @@ rule score:
         predictions=predictions_input,
         files=dataset_inputs("shard-labels"),
         definition=definition_files,
-        code=code("score"),
     output:
         path("counts"),
     log:
@@ -23,6 +22,7 @@ rule score:
     resources:
         mem_mb=1000,
     params:
+        code=code("score"),
         key=scoring_key,
         data=data_argument("shard-labels"),
         predictions=predictions_argument,
@@ -42,7 +42,6 @@ rule score_floor:
         frames=frame_index,
         files=dataset_inputs("shard-labels"),
         definition=definition_files,
-        code=code("score"),
     output:
         path("counts", model="floor"),
     log:
@@ -53,6 +52,7 @@ rule score_floor:
     resources:
         mem_mb=1000,
     params:
+        code=code("score"),
         key=scoring_key,
         data=data_argument("shard-labels"),
         shards=shard_total,
@@ -69,7 +69,6 @@ rule metrics:
     input:
         counts=lambda w: counts_of(w, w.model),
         definition=definition_files,
-        code=code("metrics"),
     output:
         path("metrics"),
     log:
@@ -78,6 +77,8 @@ rule metrics:
         ENV
     resources:
         mem_mb=2000,
+    params:
+        code=code("metrics"),
     shell:
         cli(
             "metrics",
@@ -92,7 +93,6 @@ rule submission:
         identity=identity_record,
         dataset=dataset_record,
         definition=definition_files,
-        code=code("submit"),
     output:
         path("submission"),
     log:
@@ -104,6 +104,7 @@ rule submission:
     resources:
         mem_mb=1000,
     params:
+        code=code("submit"),
         dataset_id=dataset_id,
         checkpoint_sha256=checkpoint_sha256,
     shell:
