@@ -300,3 +300,17 @@ def test_with_bands_the_scoring_pass_takes_the_joint_cells_from_the_band_pass(tm
     for field in ("frame", "gt", "pred", "count"):
         assert np.array_equal(getattr(with_bands, field), getattr(without, field)), field
     assert len(without.bands.count) == 0 and len(with_bands.bands.count) > 0
+
+
+def test_a_frame_taller_than_int16_row_numbers():
+    # 33,000 rows: the column step numbers rows in int32 there (int16 below 32,768 rows).
+    rng = np.random.default_rng(8)
+    h, w = 33_000, 6
+    gt = np.repeat(rng.integers(0, 3, (h // 40 + 1, w)), 40, axis=0)[:h].astype(np.uint8)
+    gt[20_000:20_003] = 2  # a thin stripe far past row 32,767 - 2d, and runs longer than 2d before it
+    pred = np.roll(gt, 7, axis=0)
+    for d in (1, 2):
+        assert (band(gt, d) == reference_map_band(gt, d)).all()
+        cells, counts = all_cells(gt, pred, IDENTITY, IDENTITY, d)
+        expected_cells, expected_counts = reference_all_cells(gt, pred, IDENTITY, IDENTITY, d)
+        assert np.array_equal(cells, expected_cells) and np.array_equal(counts, expected_counts)
