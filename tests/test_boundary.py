@@ -314,3 +314,22 @@ def test_a_frame_taller_than_int16_row_numbers():
         cells, counts = all_cells(gt, pred, IDENTITY, IDENTITY, d)
         expected_cells, expected_counts = reference_all_cells(gt, pred, IDENTITY, IDENTITY, d)
         assert np.array_equal(cells, expected_cells) and np.array_equal(counts, expected_counts)
+
+
+def test_the_one_pass_takes_read_only_and_writable_masks_alike():
+    # a decoded mask may be read-only and the other not (the floor's constant frame, a buffer)
+    rng = np.random.default_rng(7)
+    gt = np.kron(rng.integers(0, 4, (4, 5)), np.ones((6, 6), int)).astype(np.uint8)
+    pred = np.where(rng.random(gt.shape) < 0.9, gt, 3).astype(np.uint8)
+    lut = np.arange(256) % 4
+    expected = reference_all_cells(gt, pred, lut, lut, 2)
+    for gt_writable, pred_writable in ((True, False), (False, True), (False, False)):
+        a, b = gt.copy(), pred.copy()
+        a.flags.writeable, b.flags.writeable = gt_writable, pred_writable
+        cells, counts = all_cells(a, b, lut, lut, 2)
+        assert np.array_equal(cells, expected[0]) and np.array_equal(counts, expected[1])
+        assert a.flags.writeable == gt_writable and b.flags.writeable == pred_writable  # the callers' arrays untouched
+    broadcast = np.broadcast_to(np.uint8(1), gt.shape)  # not contiguous, read-only
+    cells, counts = all_cells(gt, broadcast, lut, lut, 2)
+    expected = reference_all_cells(gt, np.ones_like(gt), lut, lut, 2)
+    assert np.array_equal(cells, expected[0]) and np.array_equal(counts, expected[1])

@@ -239,6 +239,15 @@ def _tables() -> tuple[np.ndarray, np.ndarray]:
     return buffers["hist"], buffers["seen"]
 
 
+def _read_only(mask: np.ndarray) -> np.ndarray:
+    """A C-contiguous read-only view of `mask` (a copy only when it is not contiguous): the kernel
+    holds both masks in one tuple, which numba types only when both have one array type, and a
+    mask may come read-only (a decoded buffer, the floor's constant frame) or not."""
+    view = np.ascontiguousarray(mask).view()
+    view.flags.writeable = False
+    return view
+
+
 def all_cells(gt: np.ndarray, pred: np.ndarray, gt_lut: np.ndarray, pred_lut: np.ndarray,
               d: int) -> tuple[np.ndarray, np.ndarray]:
     """Every pixel by (raw gt, raw pred, which bands): cells are uint32 `flags << 16 | gt << 8 |
@@ -251,7 +260,7 @@ def all_cells(gt: np.ndarray, pred: np.ndarray, gt_lut: np.ndarray, pred_lut: np
         raise ValueError(f"shapes differ or are not 2-D: ground truth {gt.shape}, prediction {pred.shape}")
     if gt.dtype != np.uint8 or pred.dtype != np.uint8:
         raise ValueError(f"masks must be uint8, got {gt.dtype} and {pred.dtype}")
-    gt, pred = np.ascontiguousarray(gt), np.ascontiguousarray(pred)
+    gt, pred = _read_only(gt), _read_only(pred)
     hist, seen = _tables()
     rows = _row_numbers(gt.shape[0])
     return _count_cells(gt, pred, _codes(np.asarray(gt_lut, np.int32)), _codes(np.asarray(pred_lut, np.int32)),
