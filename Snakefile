@@ -22,3 +22,4 @@ rule all:
     input:
         leaderboard_outputs(),
         plot_outputs(),
+        identity_outputs(),
