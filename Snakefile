@@ -22,4 +22,3 @@ rule all:
     input:
         leaderboard_outputs(),
         plot_outputs(),
-        identity_outputs(),

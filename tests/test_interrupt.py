@@ -8,6 +8,8 @@ import sys
 import time
 from pathlib import Path
 
+from workflow_helpers import default_sigint
+
 from segbench.commands import cli
 from segbench.steps import metrics as metrics_step
 
@@ -18,7 +20,7 @@ def test_ctrl_c_during_inference_of_the_one_shot_command(tmp_path):
     process = subprocess.Popen(
         [sys.executable, "benchmark.py", "--data", "data", "--checkpoint", "artifacts/best.pt", "--device", "cpu",
          "--emit-submission", str(tmp_path / "out" / "submission.json"), "--work-dir", str(tmp_path / "work")],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint)
     lines = []
     for line in process.stderr:  # the floor is scored, inference starts: interrupt it there
         lines.append(line)

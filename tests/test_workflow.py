@@ -263,22 +263,8 @@ def test_touched_files_rerun_only_identity_checks(first_run: Path):
         for path in touched:
             os.utime(path)
         jobs = run_jobs(first_run)
-        assert set(jobs) - {"all"} == {check}, jobs  # all: the default target (no command) lists the identities
+        assert set(jobs) == {check}, jobs
         assert planned_jobs(first_run) == {}
-
-
-def test_an_identity_output_removed_alone_is_made_again(first_run: Path):
-    # as `segbench check-results --repair` (dvc repro) removes a file of the results tree that is
-    # not as dvc.lock recorded it: one output of the dataset_identity checkpoint, its first still there
-    frames = first_run / "results" / "painting-vision" / "frames.json"
-    before = frames.read_bytes()
-    frames.unlink()
-    jobs = run_jobs(first_run)
-    assert jobs["dataset_identity"] == 1 and frames.read_bytes() == before
-    # its readers waited for it and found the same keys: no inference, no scoring (the aggregations
-    # may run once: docs/workflow.md, "Known limits")
-    assert not {"infer", "score", "score_floor", "audit"} & set(jobs), jobs
-    assert planned_jobs(first_run) == {}
 
 
 def test_a_label_fix_rescores_one_shard_without_inference(first_run: Path):

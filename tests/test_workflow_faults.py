@@ -32,7 +32,7 @@ from pathlib import Path
 
 import pytest
 
-from workflow_helpers import copy_env, tracked_copy
+from workflow_helpers import copy_env, default_sigint, tracked_copy
 
 pytestmark = pytest.mark.workflow
 COMMAND = ["snakemake", "--cores", "2", "leaderboard"]  # the results table and the records it reads
@@ -70,7 +70,7 @@ class Run:
         env = copy_env(repo)
         with open(self.log, "w") as log:
             self.process = subprocess.Popen(COMMAND, cwd=repo, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                            start_new_session=True)
+                                            start_new_session=True, preexec_fn=default_sigint)
 
     def output(self) -> str:
         return self.log.read_text()

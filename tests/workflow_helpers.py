@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -33,6 +34,13 @@ def run(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProce
     if check and done.returncode != 0:
         raise AssertionError(f"{' '.join(args)} failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-6000:]}")
     return done
+
+
+def default_sigint() -> None:
+    """For `preexec_fn` of a child a test interrupts: SIGINT's default action, also when this
+    process was started with SIGINT ignored (a background job of a non-interactive shell, whose
+    children inherit that; Python then never raises KeyboardInterrupt)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def planned_job_table(output: str) -> dict[str, int]:

@@ -15,9 +15,6 @@ import shlex
 import sys
 from pathlib import Path
 
-from snakemake.exceptions import IncompleteCheckpointException
-from snakemake.io import checkpoint_target
-
 from segbench.commands.cli import COMMAND
 from segbench.core.metric_registry import with_figure
 from segbench.errors import SegbenchError
@@ -285,20 +282,10 @@ def model_spec_argument(name, input):
 def after(checkpoint, name, **wildcards):
     """The output `name` of a checkpoint job, for a job that reads it (see above)."""
     output = path(name, **wildcards)
-    if STAGED:
+    if STAGED or not os.path.exists(output):
         getattr(checkpoints, checkpoint).get(
             **wildcards
         )  # raises while it is incomplete
-    elif not os.path.exists(output):
-        try:
-            getattr(checkpoints, checkpoint).get(**wildcards)
-        except IncompleteCheckpointException as incomplete:
-            # Snakemake waits for the checkpoint's first output; when that one is there and this
-            # one is not (`check-results --repair` removed it), wait for this one, or the job that
-            # makes it would not re-run.
-            raise IncompleteCheckpointException(
-                incomplete.rule, checkpoint_target(output)
-            ) from None
     return ancient(output)
 
 
@@ -526,22 +513,6 @@ def leaderboard_outputs():
     return [f"{R}/leaderboard.{ext}" for ext in ("csv", "md", "json")] + [
         config["metrics_file"]
     ]
-
-
-def identity_outputs():
-    """Every output of the identity checkpoints, as plain inputs of the default target: a job that
-    reads one takes it as `ancient` (or waits for the checkpoint's first output), so when one is
-    missing while its readers are up to date (`check-results --repair` removed it) only this
-    request re-makes it."""
-    files = [
-        path(name, benchmark=b)
-        for b in PLAN.benchmarks
-        for name in ("manifest", "dataset", "frames", "audit", "audit_text")
-    ]
-    files += sorted(
-        {path("identity", benchmark=b, model=m) for b, _, m in PLAN.evaluations()}
-    )
-    return files + ([] if STAGED else [path("pinned", pin=slug) for slug in PINNED])
 
 
 def plot_outputs():
