@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import shutil
 import sys
 import time
@@ -42,20 +41,13 @@ from PIL import Image
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from workflow_scale import BENCHMARK, DATA, MANIFEST, generate_dataset, run, tracked_copy, write_config  # noqa: E402
+from job_counts import executed_jobs  # noqa: E402  (tools/, on the path workflow_scale set)
 
 MODELS = ("best", "second")
 
 
 def log(message: str) -> None:
     print(f"[workflow_changes] {message}", flush=True)
-
-
-def executed_jobs(output: str) -> dict[str, int]:
-    """Rule -> how many of its jobs the run executed."""
-    jobs: dict[str, int] = {}
-    for match in re.finditer(r"^(?:local)?(?:rule|checkpoint) (\w+):$", output, re.M):
-        jobs[match.group(1)] = jobs.get(match.group(1), 0) + 1
-    return jobs
 
 
 def second_checkpoint(repo: Path, factor: float) -> None:

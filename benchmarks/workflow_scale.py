@@ -43,6 +43,7 @@ from PIL import Image
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
+from job_counts import planned_job_table  # noqa: E402
 from repo_copy import copy_env, tracked_copy  # noqa: E402
 
 BENCHMARK = "painting-vision"
@@ -160,16 +161,6 @@ def run(repo: Path, *args: str) -> tuple[float, str]:
     return seconds, output
 
 
-def planned_jobs(output: str) -> dict[str, int]:
-    """Rule -> job count from the table of `snakemake -n --quiet rules`."""
-    jobs = {}
-    for line in output.splitlines():
-        parts = line.split()
-        if len(parts) == 2 and parts[1].isdigit() and parts[0] not in ("total", "job"):
-            jobs[parts[0]] = int(parts[1])
-    return jobs
-
-
 def timed_repeats(repo: Path, repeats: int, *args: str) -> list[float]:
     seconds = []
     for _ in range(repeats):
@@ -226,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
 
     log("planning on the fresh state: snakemake -n --quiet rules")
     fresh_dry_run, output = run(repo, "snakemake", "-n", "--quiet", "rules")
-    jobs = planned_jobs(output)
+    jobs = planned_job_table(output)
     total = sum(jobs.values())
     shards = jobs.get("infer", 0)
     frames_per_shard = -(-args.frames // shards) if shards else None

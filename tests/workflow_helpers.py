@@ -4,7 +4,6 @@ environment's tools, the copy's config narrowed, and reading what a run did."""
 from __future__ import annotations
 
 import csv
-import re
 import signal
 import subprocess
 import sys
@@ -14,6 +13,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
+from job_counts import executed_jobs, planned_job_table  # noqa: E402,F401  (re-exported)
 from repo_copy import copy_env, tracked_copy  # noqa: E402,F401  (re-exported for the end-to-end modules)
 
 
@@ -41,25 +41,6 @@ def default_sigint() -> None:
     process was started with SIGINT ignored (a background job of a non-interactive shell, whose
     children inherit that; Python then never raises KeyboardInterrupt)."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
-def planned_job_table(output: str) -> dict[str, int]:
-    """Rule -> job count from the table a dry run prints (`snakemake -n --quiet rules`); {} when
-    there is nothing to do."""
-    jobs = {}
-    for line in output.splitlines():
-        parts = line.split()
-        if len(parts) == 2 and parts[1].isdigit() and parts[0] not in ("total", "job"):
-            jobs[parts[0]] = int(parts[1])
-    return jobs
-
-
-def executed_jobs(output: str) -> dict[str, int]:
-    """Rule -> how many of its jobs a run executed (from Snakemake's log of the run)."""
-    jobs: dict[str, int] = {}
-    for match in re.finditer(r"^(?:local)?(?:rule|checkpoint) (\w+):$", output, re.M):
-        jobs[match.group(1)] = jobs.get(match.group(1), 0) + 1
-    return jobs
 
 
 def label_of_a_test_frame(repo: Path) -> Path:

@@ -1,0 +1,27 @@
+"""How many jobs of each rule a Snakemake run planned or executed, read from what it printed.
+
+Used by the end-to-end tests (through tests/workflow_helpers.py) and the workflow benchmarks.
+"""
+
+from __future__ import annotations
+
+import re
+
+
+def planned_job_table(output: str) -> dict[str, int]:
+    """Rule -> job count from the table a dry run prints (`snakemake -n --quiet rules`); {} when
+    there is nothing to do."""
+    jobs = {}
+    for line in output.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[1].isdigit() and parts[0] not in ("total", "job"):
+            jobs[parts[0]] = int(parts[1])
+    return jobs
+
+
+def executed_jobs(output: str) -> dict[str, int]:
+    """Rule -> how many of its jobs a run executed (from Snakemake's log of the run)."""
+    jobs: dict[str, int] = {}
+    for match in re.finditer(r"^(?:local)?(?:rule|checkpoint) (\w+):$", output, re.M):
+        jobs[match.group(1)] = jobs.get(match.group(1), 0) + 1
+    return jobs
