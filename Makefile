@@ -5,16 +5,21 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 export PATH := $(abspath $(BIN)):$(PATH)
-# Snakemake imports the SLURM executor plugin at every start, and the plugin asks `scontrol show
-# config` for its help text: about 9 s wherever SLURM is installed but its controller is down.
-# Runs that do not use SLURM point it at an empty configuration, which answers at once.
-LOCAL_SNAKEMAKE := SLURM_CONF=/dev/null $(BIN)/snakemake
+# The cluster executor plugins (SLURM, Kubernetes) live outside the import path: Snakemake imports
+# every executor plugin it can find at each start (about 1 s for these two, and the SLURM one asks
+# `scontrol show config` for its help text, 9 s wherever SLURM's controller is down). A cluster run
+# puts them on the path: PYTHONPATH=.venv/cluster-plugins (docs/cluster.md).
+CLUSTER_PLUGINS := $(VENV)/cluster-plugins
 
 .PHONY: setup browser run test oneshot clean
 
-$(BIN)/.installed: pyproject.toml envs/requirements.lock
+$(BIN)/.installed: pyproject.toml envs/requirements.lock envs/cluster-plugins.lock
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --disable-pip-version-check -r envs/requirements.lock
+	$(BIN)/pip uninstall --quiet --yes -r envs/cluster-plugins.lock  # from a venv made before they moved
+	rm -rf $(CLUSTER_PLUGINS)
+	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps --target $(CLUSTER_PLUGINS) \
+		-r envs/cluster-plugins.lock
 	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps -e .
 	touch $@
 
@@ -23,7 +28,7 @@ setup: $(BIN)/.installed
 	$(BIN)/dvc pull --quiet $$(git ls-files "*.dvc")
 
 run: setup
-	$(LOCAL_SNAKEMAKE) --cores 8
+	$(BIN)/snakemake --cores 8
 	cat results/leaderboard.md
 
 oneshot: setup
@@ -36,7 +41,7 @@ browser:
 
 test: setup browser
 	$(BIN)/snakefmt --check Snakefile workflow/rules
-	$(LOCAL_SNAKEMAKE) --lint
+	$(BIN)/snakemake --lint
 	SEGBENCH_REQUIRE_CHROMIUM=1 $(BIN)/pytest -q
 
 clean:

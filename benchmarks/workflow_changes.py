@@ -20,6 +20,8 @@ does), runs `snakemake --cores C` and counts the jobs each rule ran (from Snakem
   infer-code   a change to segbench/stages/inference.py
   unused-code  a change to a module no step imports (segbench/synthetic/training.py)
 
+(--changes NAME,... makes only those, in this order, after the full run.)
+
 and checks each against what must hold (issue 11, docs/workflow.md "What re-runs"). It prints the
 jobs per rule for every change and writes WORKDIR/workflow_changes.json.
 """
@@ -44,6 +46,7 @@ from workflow_scale import BENCHMARK, DATA, MANIFEST, generate_dataset, run, tra
 from job_counts import executed_jobs  # noqa: E402  (tools/, on the path workflow_scale set)
 
 MODELS = ("best", "second")
+CHANGES = ("touched", "label", "image", "added", "removed", "checkpoint", "metric-code", "infer-code", "unused-code")
 
 
 def log(message: str) -> None:
@@ -81,7 +84,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--frames", type=int, default=2000)
     parser.add_argument("--workdir", type=Path, default=ROOT / "build" / "bench-changes")
     parser.add_argument("--cores", type=int, default=2)
+    parser.add_argument("--changes", type=lambda text: text.split(","), default=None, metavar="NAME,...",
+                        help="only these changes, in the order above (default: all)")
     args = parser.parse_args(argv)
+    unknown = sorted(set(args.changes or ()) - set(CHANGES))
+    if unknown:
+        parser.error(f"--changes: unknown {', '.join(unknown)} (known: {', '.join(CHANGES)})")
 
     workdir = args.workdir.resolve()
     if workdir.exists():
@@ -158,6 +166,8 @@ def main(argv: list[str] | None = None) -> int:
         ("infer-code", code_change("stages/inference.py"), lambda j: "score_floor" not in j and j.get("infer") == 2 * 100),
         ("unused-code", code_change("synthetic/training.py"), lambda j: j == {}),
     ]
+    assert [name for name, _, _ in scenarios] == list(CHANGES)
+    scenarios = [s for s in scenarios if args.changes is None or s[0] in args.changes]
     results: dict[str, dict] = {"frames": args.frames, "models": list(MODELS), "full_run": full, "changes": {}}
     ok = True
     for name, change, check in scenarios:

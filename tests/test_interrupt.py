@@ -6,10 +6,13 @@ import signal
 import subprocess
 import sys
 import time
+import tomllib
+import types
 from pathlib import Path
 
 from workflow_helpers import default_sigint
 
+from segbench import commands
 from segbench.commands import cli
 from segbench.steps import metrics as metrics_step
 
@@ -46,3 +49,22 @@ def test_ctrl_c_in_a_cli_step(tmp_path, monkeypatch, capsys):
     err = capsys.readouterr().err
     assert err.startswith("segbench: interrupted") and "Traceback" not in err
     assert not list(tmp_path.iterdir())
+
+
+class LoadingInterrupted(types.ModuleType):
+    """A module whose loading Ctrl-C interrupts: what a job that had just started meets when a workflow's
+    Ctrl-C reaches every job at once."""
+
+    def __getattr__(self, name):
+        raise KeyboardInterrupt
+
+
+def test_ctrl_c_while_the_command_is_still_loading(monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "segbench.commands.cli", LoadingInterrupted("segbench.commands.cli"))
+    assert commands.main() == 130
+    assert capsys.readouterr().err == commands.INTERRUPTED + "\n"
+
+
+def test_the_console_script_is_the_entry_that_reports_an_interrupt_while_loading():
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts["segbench"] == f"{commands.__name__}:{commands.main.__name__}"

@@ -82,8 +82,8 @@ def stage(client, repo: Path, names, source: Path | None = None) -> None:
         client.upload_file(str((source or repo) / name), BUCKET, f"run/{name}")
 
 
-def storage_env(repo: Path, home: Path) -> dict[str, str]:
-    env = {k: v for k, v in copy_env(repo).items() if not k.startswith(("AWS_", "SNAKEMAKE_STORAGE_", "KUBERNETES_"))}
+def storage_env(repo: Path, home: Path, executor: str | None) -> dict[str, str]:
+    env = {k: v for k, v in copy_env(repo, executor).items() if not k.startswith(("AWS_", "SNAKEMAKE_STORAGE_", "KUBERNETES_"))}
     env.update(HOME=str(home), KUBECONFIG=str(home / "no-kube-config"),
                AWS_CONFIG_FILE=str(home / "no-aws-config"), AWS_SHARED_CREDENTIALS_FILE=str(home / "no-aws-credentials"),
                AWS_EC2_METADATA_DISABLED="true",
@@ -91,9 +91,10 @@ def storage_env(repo: Path, home: Path) -> dict[str, str]:
     return env
 
 
-def snakemake(repo: Path, endpoint: str, home: Path, *args: str, timeout: int = 300) -> subprocess.CompletedProcess:
+def snakemake(repo: Path, endpoint: str, home: Path, *args: str, executor: str | None = None,
+              timeout: int = 300) -> subprocess.CompletedProcess:
     command = ["snakemake", "--storage-s3-endpoint-url", endpoint, "--default-storage-prefix", PREFIX, *args]
-    env = storage_env(repo, home)
+    env = storage_env(repo, home, executor)
     return subprocess.run(command, cwd=repo, env=env, capture_output=True, text=True, timeout=timeout)
 
 
@@ -131,7 +132,8 @@ def staged(s3, embedded_run, tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def kubernetes_dry_run(s3, staged: Path, tmp_path_factory) -> str:
     endpoint, _ = s3
-    return passed(snakemake(staged, endpoint, tmp_path_factory.mktemp("home"), "-n", "-p", "--profile", PROFILE))
+    return passed(snakemake(staged, endpoint, tmp_path_factory.mktemp("home"), "-n", "-p", "--profile", PROFILE,
+                            executor="kubernetes"))
 
 
 @pytest.fixture(scope="module")
@@ -154,9 +156,11 @@ def test_profile_names_the_executor_and_the_storage_it_needs():
     assert profile["executor"] == "kubernetes"
     assert profile["default-storage-provider"] == "s3"
     assert profile["default-storage-prefix"].startswith("s3://")
-    lock = (ROOT / "envs" / "requirements.lock").read_text()
-    for package in ("snakemake-executor-plugin-kubernetes", "snakemake-storage-plugin-s3", "moto"):
-        assert re.search(rf"^{package}==", lock, re.M), f"{package} is not pinned in envs/requirements.lock"
+    pins = {"snakemake-executor-plugin-kubernetes": "cluster-plugins.lock",
+            "snakemake-storage-plugin-s3": "requirements.lock", "moto": "requirements.lock"}
+    for package, lock in pins.items():
+        text = (ROOT / "envs" / lock).read_text()
+        assert re.search(rf"^{package}==", text, re.M), f"{package} is not pinned in envs/{lock}"
 
 
 def test_kubernetes_dry_run_has_every_file_in_storage(kubernetes_dry_run: str, staged: Path):

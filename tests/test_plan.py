@@ -11,6 +11,7 @@ import pytest
 from pv_fixtures import ALL_CLASSES, make_dataset
 from segbench.core.model_spec import shard_of, shard_total
 from segbench.datasets import read_dataset
+from segbench.errors import SegbenchError
 from segbench.protocols.definitions import load_benchmark
 from segbench.records import provenance
 from segbench.workflow.config import check_config
@@ -117,3 +118,43 @@ def test_dataset_files_are_the_index_then_each_frame(data: Path):
     assert len(files) == 1 + 2 * 30
     assert all(Path(f).is_file() for f in files)
     assert sorted(files[1::2]) == sorted(str(p) for p in (data / "images").iterdir())
+
+
+def test_a_manifest_is_checked_once_per_content(data: Path, tmp_path: Path, monkeypatch):
+    benchmark = load_benchmark("painting-vision")
+    manifest = tmp_path / "manifest.json"
+    provenance.write_manifest(manifest, provenance.build_manifest(data, read_dataset(benchmark, data)))
+    checked = tmp_path / "checked"
+    calls = []
+    real = provenance.read_manifest
+    monkeypatch.setattr(provenance, "read_manifest", lambda *a, **k: calls.append(a[0]) or real(*a, **k))
+
+    def plan() -> BenchmarkPlan:
+        return BenchmarkPlan("painting-vision", str(data), str(manifest), ("test",), ("best",), 8, 100, checked)
+
+    first = [f.frame_id for f in plan().split_frames("test")]
+    assert len(calls) == 1 and len(list(checked.iterdir())) == 1
+    assert [f.frame_id for f in plan().split_frames("test")] == first and len(calls) == 1  # the same bytes: not again
+    # one frame's label hash edited: other bytes, checked again, and refused (its dataset_id no longer matches)
+    text = manifest.read_text()
+    sha = provenance.read_manifest(manifest)["frames"][0]["label"]["sha256"]
+    manifest.write_text(text.replace(sha, sha[::-1], 1))
+    with pytest.raises(SegbenchError, match="its own frame list hashes to"):
+        plan().split_frames("test")
+    assert len(list(checked.iterdir())) == 1
+    # without a folder for the marks, every plan checks
+    calls.clear()
+    manifest.write_text(text)
+    for _ in range(2):
+        BenchmarkPlan("painting-vision", str(data), str(manifest), ("test",), ("best",), 8, 100).split_frames("test")
+    assert len(calls) == 2
+
+
+def test_a_read_only_folder_for_the_marks_only_means_checking_again(data: Path, tmp_path: Path):
+    benchmark = load_benchmark("painting-vision")
+    manifest = tmp_path / "manifest.json"
+    provenance.write_manifest(manifest, provenance.build_manifest(data, read_dataset(benchmark, data)))
+    blocked = tmp_path / "file"
+    blocked.write_text("")  # a file where the folder would go: mkdir fails as on a read-only filesystem
+    plan = BenchmarkPlan("painting-vision", str(data), str(manifest), ("test",), ("best",), 8, 100, blocked / "checked")
+    assert len(plan.split_frames("test")) == 20

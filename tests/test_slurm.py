@@ -78,7 +78,7 @@ def cluster() -> None:
 
 
 def snakemake(repo: Path, *args: str) -> subprocess.Popen:
-    env = copy_env(repo, slurm=True)
+    env = copy_env(repo, executor="slurm")
     return subprocess.Popen(["snakemake", *TARGET, *args, *CONFIG], cwd=repo, env=env, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
 

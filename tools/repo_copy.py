@@ -14,19 +14,24 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
+CLUSTER_PLUGINS = BIN.parent / "cluster-plugins"  # make setup's --target folder
 
 
-def copy_env(repo: Path, slurm: bool = False) -> dict[str, str]:
+def copy_env(repo: Path, executor: str | None = None) -> dict[str, str]:
     """The environment of a command run in the copy at `repo`: this environment's tools first, and
     segbench's default root the copy.
 
-    Unless the command uses SLURM, SLURM_CONF is an empty file: Snakemake imports the SLURM
-    executor plugin at every start, and the plugin asks `scontrol show config` for its help text,
-    which blocks about 9 s wherever SLURM is installed but its controller is down.
+    `executor` ("slurm", "kubernetes"): the run uses that cluster executor, so the cluster plugins
+    (installed outside the import path, see the Makefile) are put on it. Then, unless it is SLURM,
+    SLURM_CONF is an empty file: Snakemake imports every executor plugin at each start, and the
+    SLURM one asks `scontrol show config` for its help text, which blocks about 9 s wherever SLURM
+    is installed but its controller is down.
     """
     env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}", SEGBENCH_ROOT=str(repo))
-    if not slurm:
-        env["SLURM_CONF"] = os.devnull
+    if executor is not None:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(CLUSTER_PLUGINS), os.environ.get("PYTHONPATH")]))
+        if executor != "slurm":
+            env["SLURM_CONF"] = os.devnull
     return env
 
 

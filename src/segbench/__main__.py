@@ -1,5 +1,5 @@
 import sys
 
-from .commands.cli import main
+from .commands import main
 
 sys.exit(main())

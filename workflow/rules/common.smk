@@ -45,7 +45,7 @@ if workflow.is_main_process:
 # fills the schema's defaults, and checks that the benchmarks and models named exist.
 try:
     check_config(config, "config/config.yaml")
-    PLAN = Plan(config)
+    PLAN = Plan(config, checked=Path(".snakemake/segbench/checked-manifests"))
     PLAN.check_pinned_inputs()
 except SegbenchError as error:
     raise WorkflowError(f"segbench: {error}") from None
@@ -141,9 +141,7 @@ def cli(command, arguments):
 
 def definition_files(w):
     """Every file the benchmark definition is built from (itself, label spaces, mappings)."""
-    # Relative like every other input: an absolute path would become part of the storage key
-    # under a default storage provider and change with the checkout's place.
-    return [os.path.relpath(p) for p in bench(w).benchmark.files]
+    return list(bench(w).definition_files)
 
 
 def pin_slug(p):
@@ -344,11 +342,33 @@ def frame_fields(w, fields):
     return shard_content(frame_index(w), w.split, int(w.shard), shard_total(w), fields)
 
 
+def once_per_state(compute):
+    """A shard job's content key, computed once per job and state of the records it is made from
+    (the frame index; the model's identity): Snakemake creates a job again after each identity
+    checkpoint it depends on, mostly with those records unchanged."""
+    keys = {}
+
+    def key(w):
+        if STAGED:
+            return ""
+        records = [frame_index(w)] + (
+            [identity_record(w)] if "model" in w.keys() else []
+        )
+        state = (
+            tuple(w.items()),
+            tuple((r, os.stat(r).st_mtime_ns, os.stat(r).st_size) for r in records),
+        )
+        if state not in keys:
+            keys[state] = compute(w)
+        return keys[state]
+
+    return key
+
+
+@once_per_state
 def inference_key(w):
     """What a shard's predictions depend on: the model (bytes, label space, settings), the
     inference settings, and each frame's image bytes and ground-truth size."""
-    if STAGED:
-        return ""
     identity = read_record(identity_record, w)
     return content_key(
         {
@@ -360,11 +380,10 @@ def inference_key(w):
     )
 
 
+@once_per_state
 def scoring_key(w):
     """What a shard's counts depend on besides the predictions: each frame's label bytes (and
     for a folder of masks made elsewhere, its identity: every file's bytes)."""
-    if STAGED:
-        return ""
     document = {"frames": frame_fields(w, ("label_sha256",))}
     if "model" in w.keys():  # not the floor
         identity = read_record(identity_record, w)

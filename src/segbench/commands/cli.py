@@ -3,7 +3,8 @@
 Thin on purpose: COMMANDS pairs each subcommand with its arguments (commands.arguments), its run
 (commands.runs) and the step module the run calls, imported only when that subcommand runs. The
 workflow derives a rule's code dependencies from that module (segbench.workflow.codedeps), so
-nothing here imports the package at its top but the errors, the version and those two tables.
+nothing here imports the package at its top but the errors, the version, the interrupt message and those
+two tables.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from types import ModuleType
 
 from .. import __version__
 from ..errors import AuditFailed, SegbenchError
-from . import arguments, runs
+from . import INTERRUPTED, arguments, runs
 
 
 @dataclass(frozen=True)
@@ -98,8 +99,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"segbench: error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print("segbench: interrupted (every output is written whole or not at all: none was left half-written)",
-              file=sys.stderr)
+        print(INTERRUPTED, file=sys.stderr)
         return 130
     except OSError as exc:  # the file system refused (read-only, full, permissions) outside a named write
         where = f"{exc.filename}: " if exc.filename else ""

@@ -314,7 +314,7 @@ def meta_contradictions(data_dir: Path, frames: Sequence[Frame]) -> list[FormatF
     return findings
 
 
-def index_files(data_dir: Path, labels: Sequence[Path]) -> list[Path]:
+def index_files(data_dir: Path, labels: Sequence[str | Path]) -> list[Path]:
     """The meta file (the 1.0 place when there is no dataset yet, as before `dvc pull`)."""
     try:
         root = dataset_root(data_dir)

@@ -51,8 +51,9 @@ class DatasetFormat:
     # Entries of the data folder that belong to no frame (the audit reports each as an error).
     list_unlisted_files: Callable[[Path, Sequence[Frame]], list[Path]]
     # The files that list the frames or that the labels are made from (the workflow's inputs
-    # beside images and labels), given the frames' label paths.
-    index_files: Callable[[Path, Sequence[Path]], list[Path]]
+    # beside images and labels), given the frames' label paths (strings: the workflow's plan
+    # passes 20,000 of them at every start, and only IDD's polygons need them as paths).
+    index_files: Callable[[Path, Sequence[str | Path]], list[Path]]
     # Checks only this format needs, run by the audit after the common ones.
     extra_findings: Callable[[Path, Sequence[Frame]], list[FormatFinding]] = no_findings
     # A frame's prediction mask name inside a predictions folder or upload (Frame.prediction),

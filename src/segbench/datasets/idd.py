@@ -150,7 +150,7 @@ def list_unlisted_files(data_dir: Path, frames: Sequence[Frame]) -> list[Path]:
     return sorted(unlisted)
 
 
-def index_files(data_dir: Path, labels: Sequence[Path]) -> list[Path]:
+def index_files(data_dir: Path, labels: Sequence[str | Path]) -> list[Path]:
     """The polygon files the masks are drawn from (none for a frame of an unlabelled split).
 
     Before `dvc pull` there is no dataset to tell the splits apart: every label's polygons then.

@@ -118,7 +118,7 @@ def _frame_image_candidates(data_dir: Path, frame: Frame) -> list[Path]:
     return image_candidates(dataset_root(data_dir), frame.frame_id)
 
 
-def _index_files(data_dir: Path, labels: Sequence[Path]) -> list[Path]:
+def _index_files(data_dir: Path, labels: Sequence[str | Path]) -> list[Path]:
     """frames.csv (in the data folder itself when there is no dataset yet, as before `dvc pull`)."""
     try:
         return [dataset_root(data_dir) / FRAMES_CSV]

@@ -43,14 +43,15 @@ class CodeGraph:
         self.source = self.root / "src" / PACKAGE
         self._imports: dict[str, frozenset[str]] = {}
         self._digests: dict[str, bytes] = {}
+        self._paths: dict[str, Path | None] = {}
 
     def module_path(self, module: str) -> Path | None:
         """The source file of a segbench module (None when there is none)."""
-        base = self.source.joinpath(*module.split(".")[1:])
-        for path in (base.with_suffix(".py"), base / "__init__.py"):
-            if path.is_file():
-                return path
-        return None
+        if module not in self._paths:
+            base = self.source.joinpath(*module.split(".")[1:])
+            found = [path for path in (base.with_suffix(".py"), base / "__init__.py") if path.is_file()]
+            self._paths[module] = found[0] if found else None
+        return self._paths[module]
 
     def imports_of(self, module: str) -> frozenset[str]:
         """The segbench modules `module` imports directly (anywhere in its source)."""

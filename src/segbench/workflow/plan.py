@@ -59,17 +59,54 @@ class BenchmarkPlan:
     models: tuple[str, ...]
     shard_size: int
     max_shards: int | None = None
+    checked: Path | None = None  # where the digests of manifests that passed the checks are kept
 
     @cached_property
     def benchmark(self) -> Benchmark:
         return load_benchmark(self.name)
 
     @cached_property
+    def definition_files(self) -> tuple[str, ...]:
+        """Every file the benchmark definition is built from (itself, label spaces, mappings),
+        relative: an absolute path would become part of the storage key under a default storage
+        provider and change with the checkout's place."""
+        return tuple(os.path.relpath(p) for p in self.benchmark.files)
+
+    def read_manifest(self) -> dict:
+        """The config's manifest, checked (provenance.read_manifest) the first time its bytes are
+        seen: the plan reads it at every start, and checking 20,000 frames takes most of a second.
+        The dataset_identity job checks it again whenever it runs."""
+        path = Path(self.manifest)
+        marker = self._checked_marker(path)
+        if marker is not None and marker.is_file():
+            return json.loads(path.read_bytes())
+        manifest = provenance.read_manifest(path, id_prefix=self.benchmark.id_prefix, group_key=self.benchmark.group_key)
+        if marker is not None:
+            try:
+                marker.parent.mkdir(parents=True, exist_ok=True)
+                marker.touch()
+            except OSError:
+                pass  # a read-only work folder: checked again at the next start
+        return manifest
+
+    def _checked_marker(self, path: Path) -> Path | None:
+        """The file under `checked` that says the manifest at `path` passed the checks: named by a
+        digest of its bytes, the schema and the benchmark's id fields (None: no such folder, or no
+        readable file, which read_manifest names)."""
+        if self.checked is None:
+            return None
+        try:
+            text = path.read_bytes()
+        except OSError:
+            return None
+        schema = json.dumps(provenance.manifest_schema(self.benchmark.group_key), sort_keys=True)
+        parts = [text, schema.encode(), self.benchmark.id_prefix.encode(), self.benchmark.group_key.encode()]
+        return self.checked / hashlib.sha256(b"\0".join(parts)).hexdigest()
+
+    @cached_property
     def frames(self) -> list[PlannedFrame]:
         if self.manifest is not None:
-            manifest = provenance.read_manifest(
-                Path(self.manifest), id_prefix=self.benchmark.id_prefix, group_key=self.benchmark.group_key
-            )
+            manifest = self.read_manifest()
             return [
                 PlannedFrame(f["frame_id"], f["split"], f"{self.data}/{f['image']['path']}", f"{self.data}/{f['label']['path']}")
                 for f in manifest["frames"]
@@ -117,7 +154,7 @@ class BenchmarkPlan:
         return [
             str(p)
             for p in dataset_format(self.benchmark.dataset_format).index_files(
-                Path(self.data), [Path(f.label) for f in self.frames]
+                Path(self.data), [f.label for f in self.frames]
             )
         ]
 
@@ -200,6 +237,7 @@ def model_content(entry: dict, record: dict) -> dict:
 @dataclass(frozen=True)
 class Plan:
     config: dict[str, Any]
+    checked: Path | None = None  # BenchmarkPlan.checked
 
     @cached_property
     def benchmarks(self) -> dict[str, BenchmarkPlan]:
@@ -212,6 +250,7 @@ class Plan:
                 tuple(entry["models"]),
                 self.config["shard_size"],
                 self.config.get("max_shards"),
+                self.checked,
             )
             for name, entry in self.config["benchmarks"].items()
         }
