@@ -8,7 +8,8 @@ export PATH := $(abspath $(BIN)):$(PATH)
 # The cluster executor plugins (SLURM, Kubernetes) live outside the import path: Snakemake imports
 # every executor plugin it can find at each start (about 1 s for these two, and the SLURM one asks
 # `scontrol show config` for its help text, 9 s wherever SLURM's controller is down). A cluster run
-# puts them on the path: PYTHONPATH=.venv/cluster-plugins (docs/cluster.md).
+# puts them on the path: PYTHONPATH=.venv/cluster-plugins (docs/cluster.md). A venv made before
+# they moved has them in site-packages: the set-up uninstalls them there.
 CLUSTER_PLUGINS := $(VENV)/cluster-plugins
 
 .PHONY: setup browser run test oneshot clean
@@ -16,7 +17,8 @@ CLUSTER_PLUGINS := $(VENV)/cluster-plugins
 $(BIN)/.installed: pyproject.toml envs/requirements.lock envs/cluster-plugins.lock
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --disable-pip-version-check -r envs/requirements.lock
-	$(BIN)/pip uninstall --quiet --yes -r envs/cluster-plugins.lock  # from a venv made before they moved
+	if $(BIN)/pip show --quiet $$(cut -d= -f1 envs/cluster-plugins.lock) 2>/dev/null; then \
+		$(BIN)/pip uninstall --quiet --yes -r envs/cluster-plugins.lock; fi
 	rm -rf $(CLUSTER_PLUGINS)
 	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps --target $(CLUSTER_PLUGINS) \
 		-r envs/cluster-plugins.lock

@@ -237,4 +237,7 @@ def args_check_results(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", type=Path, default=Path("results"), help="the DVC-tracked output folder")
     p.add_argument("--lock", type=Path, default=Path("dvc.lock"))
     p.add_argument("--cache", type=Path, default=Path(".dvc/cache"))
-    p.add_argument("--repair", action="store_true", help="remove the job outputs holding damaged files")
+    p.add_argument("--metadata", type=Path, default=Path(".snakemake/metadata"),
+                   help="Snakemake's records of the outputs (which outputs one job made)")
+    p.add_argument("--repair", action="store_true",
+                   help="remove the job outputs holding damaged files, with the other outputs of their jobs")

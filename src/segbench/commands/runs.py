@@ -261,6 +261,6 @@ def run_check_results(step: ModuleType, args: argparse.Namespace) -> None:
     lines = [f"{path}: {how} since {args.lock} recorded it" for path, how in damaged]
     if damaged and not args.repair:
         raise SegbenchError(f"{args.out}: {len(damaged)} file(s) differ from the recorded tree:\n  " + "\n  ".join(lines))
-    for output in step.repair(args.out, damaged) if damaged else []:
+    for output in step.repair(args.out, damaged, args.metadata) if damaged else []:
         print(f"removed {output} (to be re-made by the workflow)")
     print(f"{args.out}: {len(listing) - len(damaged)} of {len(listing)} recorded files as recorded")
