@@ -8,12 +8,15 @@
 # count) and carry a content key as a parameter: the hashes of exactly the bytes their result
 # depends on (a shard's images, or its labels; the model's bytes and settings). A touched or
 # copied file re-runs its identity job and nothing else; a changed one re-runs what reads it.
+import inspect
 import json
 import os
 import re
 import shlex
 import sys
 from pathlib import Path
+
+from snakemake.common import overwrite_function_params
 
 from segbench.commands.cli import COMMAND
 from segbench.core.metric_registry import with_figure
@@ -90,11 +93,14 @@ PATHS = {
 }
 
 
+# Each wildcard standing for itself, and the results folder: what path() fills in by default.
+WILDCARDS = ("benchmark", "split", "model", "shard", "report", "space", "metric", "pin")
+UNFILLED = {n: f"{{{n}}}" for n in WILDCARDS} | {"R": R}
+
+
 def path(name, **values):
     """The path of result `name` with the given wildcard values; the others stay wildcards."""
-    names = ("benchmark", "split", "model", "shard", "report", "space", "metric", "pin")
-    fields = {n: f"{{{n}}}" for n in names} | {"R": R} | values
-    return PATHS[name].format(**fields)
+    return PATHS[name].format_map(UNFILLED | values)
 
 
 def of(name, w, **values):
@@ -123,6 +129,15 @@ def bench(w):
     return PLAN.benchmarks[w.benchmark]
 
 
+def per_job(function):
+    """An input or parameter function of the shard rules, with its signature read once: Snakemake
+    reads a function's signature at each call, and calls each one per job twice (again after the
+    identity checkpoints): about 6,000 calls at 20,000 frames, a tenth of a no-op's time. The
+    parameters given are those inspect finds, what Snakemake would read itself."""
+    overwrite_function_params(function, inspect.signature(function).parameters)
+    return function
+
+
 CODE = CodeGraph(workflow.basedir)
 
 
@@ -139,6 +154,7 @@ def cli(command, arguments):
     return f"segbench {command} {arguments} > {{log:q}} 2>&1 || (cat {{log:q}} >&2; exit 1)"
 
 
+@per_job
 def definition_files(w):
     """Every file the benchmark definition is built from (itself, label spaces, mappings)."""
     return list(bench(w).definition_files)
@@ -193,7 +209,7 @@ def dataset_listed(w, which):
 
 def dataset_inputs(which):
     """Input function: the pinned dataset restored, and the files the job reads (staged only)."""
-    return lambda w: pinned(bench(w).data) + dataset_listed(w, which)
+    return per_job(lambda w: pinned(bench(w).data) + dataset_listed(w, which))
 
 
 def dataset_fingerprint(w):
@@ -213,6 +229,7 @@ def data_argument(which):
     """Params function: --data for a job, the dataset folder or (inputs staged) its local copy,
     found from the local path of the first listed file (the last inputs of `files`)."""
 
+    @per_job
     def argument(w, input):
         b = bench(w)
         listed = dataset_listed(w, which)
@@ -252,6 +269,18 @@ def as_list(files):
     return [files] if isinstance(files, str) else list(files)
 
 
+@per_job
+def model_input(w):
+    """The model of the job's wildcards as an input (model_read)."""
+    return model_read(w.model)
+
+
+@per_job
+def model_path_param(w, input):
+    """Where the job finds the model of its wildcards (model_path_argument)."""
+    return model_path_argument(w.model, input.model)
+
+
 def model_path_argument(name, local_files):
     """Where a job finds the model: its path, or (inputs staged) the local copy of it, the first
     of `local_files` (the local paths of its model_files or model_read input)."""
@@ -287,6 +316,7 @@ def after(checkpoint, name, **wildcards):
     return ancient(output)
 
 
+@per_job
 def frame_index(w):
     """The frame index dataset_identity wrote."""
     return after("dataset_identity", "frames", benchmark=w.benchmark)
@@ -300,11 +330,13 @@ def dataset_manifest(w):
     return after("dataset_identity", "manifest", benchmark=w.benchmark)
 
 
+@per_job
 def audit_gate(w):
     """The passed audit: every job that reads frames waits for it (a failed audit has no output)."""
     return after("audit", "audit", benchmark=w.benchmark)
 
 
+@per_job
 def identity_record(w):
     return after(
         "checkpoint_identity", "identity", benchmark=w.benchmark, model=w.model
@@ -334,6 +366,7 @@ def checkpoint_sha256(w):
     return "" if STAGED else read_record(identity_record, w)["checkpoint_sha256"]
 
 
+@per_job
 def shard_total(w):
     return bench(w).shard_total(w.split)
 
@@ -348,6 +381,7 @@ def once_per_state(compute):
     checkpoint it depends on, mostly with those records unchanged."""
     keys = {}
 
+    @per_job
     def key(w):
         if STAGED:
             return ""
@@ -391,6 +425,7 @@ def scoring_key(w):
     return content_key(document)
 
 
+@per_job
 def predictions_input(w):
     """The masks to score: an inference shard, or a predictions-folder model's own files (their
     identity is in the content key, so their times do not count)."""
@@ -399,6 +434,7 @@ def predictions_input(w):
     return of("predictions", w)
 
 
+@per_job
 def predictions_argument(w, input):
     if PLAN.model(w.model).kind == "predictions":
         return model_path_argument(w.model, input.predictions)

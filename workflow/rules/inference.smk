@@ -7,7 +7,7 @@ rule infer:
         audit=audit_gate,
         frames=frame_index,
         identity=identity_record,
-        model=lambda w: model_read(w.model),
+        model=model_input,
         files=dataset_inputs("shard"),
         definition=definition_files,
     output:
@@ -24,7 +24,7 @@ rule infer:
         code=code("infer"),
         key=inference_key,
         data=data_argument("shard"),
-        model=lambda w, input: model_path_argument(w.model, input.model),
+        model=model_path_param,
         shards=shard_total,
         device=INFERENCE["device"],
         batch_size=INFERENCE["batch_size"],

@@ -7,7 +7,7 @@ labels for scoring), and each frame's metadata (Frame.meta: what slices are made
 an unlabelled split (IDD20K's public test split) has no label: its label_sha256 and label_size
 are null and `labelled` false, so that its shard's jobs infer and export it and never read a label.
 
-    {"format": "segbench-frame-index", "version": 1, "benchmark": ..., "dataset_id": ...,
+    {"format": "segbench-frame-index", "version": 3, "benchmark": ..., "dataset_id": ...,
      "frames": [{"frame_id": ..., "group_id": ..., "split": ..., "image": "images/a.jpg",
                  "label": "labels/a.png", "prediction": "a.png", "image_sha256": ...,
                  "label_sha256": ..., "label_size": [width, height], "labelled": true,
