@@ -126,8 +126,8 @@ def test_a_manifest_is_checked_once_per_content(data: Path, tmp_path: Path, monk
     provenance.write_manifest(manifest, provenance.build_manifest(data, read_dataset(benchmark, data)))
     checked = tmp_path / "checked"
     calls = []
-    real = provenance.read_manifest
-    monkeypatch.setattr(provenance, "read_manifest", lambda *a, **k: calls.append(a[0]) or real(*a, **k))
+    real = provenance.check_manifest
+    monkeypatch.setattr(provenance, "check_manifest", lambda *a, **k: calls.append(a[1]) or real(*a, **k))
 
     def plan() -> BenchmarkPlan:
         return BenchmarkPlan("painting-vision", str(data), str(manifest), ("test",), ("best",), 8, 100, checked)

@@ -375,6 +375,12 @@ def frame_fields(w, fields):
     return shard_content(frame_index(w), w.split, int(w.shard), shard_total(w), fields)
 
 
+def stamp(file):
+    """A file's state: its modification time and size (one stat)."""
+    st = os.stat(file)
+    return st.st_mtime_ns, st.st_size
+
+
 def once_per_state(compute):
     """A shard job's content key, computed once per job and state of the records it is made from
     (the frame index; the model's identity): Snakemake creates a job again after each identity
@@ -390,7 +396,7 @@ def once_per_state(compute):
         )
         state = (
             tuple(w.items()),
-            tuple((r, os.stat(r).st_mtime_ns, os.stat(r).st_size) for r in records),
+            tuple((r, *stamp(r)) for r in records),
         )
         if state not in keys:
             keys[state] = compute(w)

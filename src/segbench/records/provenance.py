@@ -204,15 +204,25 @@ def manifest_check(group_key: str) -> Callable[[Any], Any]:
 def read_manifest(path: Path, id_prefix: str = "pv1", group_key: str = "wall_id") -> dict:
     """Read and check a manifest: its schema (workflow/schemas/manifest.schema.json, with the
     benchmark's group field), unique frame ids, and a dataset_id that matches its frames."""
+    return check_manifest(read_manifest_text(path), path, id_prefix, group_key)
+
+
+def read_manifest_text(path: Path) -> str:
+    """A manifest file's text, with an error naming the file when it cannot be read."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise SegbenchError(f"{path}: data manifest not found") from None
     except UnicodeDecodeError:
         raise SegbenchError(f"{path}: data manifest is not UTF-8 text") from None
     except OSError as exc:
         raise SegbenchError(f"{path}: cannot read: {exc.strerror}") from None
+
+
+def check_manifest(text: str, path: Path, id_prefix: str = "pv1", group_key: str = "wall_id") -> dict:
+    """read_manifest's checks of a manifest's text read from `path` (named in the errors)."""
+    path = Path(path)
     try:
         manifest = json.loads(text)
     except json.JSONDecodeError as exc:

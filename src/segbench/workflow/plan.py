@@ -73,35 +73,25 @@ class BenchmarkPlan:
         return tuple(os.path.relpath(p) for p in self.benchmark.files)
 
     def read_manifest(self) -> dict:
-        """The config's manifest, checked (provenance.read_manifest) the first time its bytes are
+        """The config's manifest, checked (provenance.check_manifest) the first time its bytes are
         seen: the plan reads it at every start, and checking 20,000 frames takes most of a second.
-        The dataset_identity job checks it again whenever it runs."""
-        path = Path(self.manifest)
-        marker = self._checked_marker(path)
-        if marker is not None and marker.is_file():
-            return json.loads(path.read_bytes())
-        manifest = provenance.read_manifest(path, id_prefix=self.benchmark.id_prefix, group_key=self.benchmark.group_key)
-        if marker is not None:
-            try:
-                marker.parent.mkdir(parents=True, exist_ok=True)
-                marker.touch()
-            except OSError:
-                pass  # a read-only work folder: checked again at the next start
-        return manifest
-
-    def _checked_marker(self, path: Path) -> Path | None:
-        """The file under `checked` that says the manifest at `path` passed the checks: named by a
-        digest of its bytes, the schema and the benchmark's id fields (None: no such folder, or no
-        readable file, which read_manifest names)."""
+        A marker under `checked`, named by a digest of its text, the schema and the benchmark's id
+        fields, says it passed; the dataset_identity job checks it again whenever it runs."""
+        text = provenance.read_manifest_text(Path(self.manifest))
         if self.checked is None:
-            return None
-        try:
-            text = path.read_bytes()
-        except OSError:
-            return None
+            return provenance.check_manifest(text, self.manifest, self.benchmark.id_prefix, self.benchmark.group_key)
         schema = json.dumps(provenance.manifest_schema(self.benchmark.group_key), sort_keys=True)
-        parts = [text, schema.encode(), self.benchmark.id_prefix.encode(), self.benchmark.group_key.encode()]
-        return self.checked / hashlib.sha256(b"\0".join(parts)).hexdigest()
+        parts = [text, schema, self.benchmark.id_prefix, self.benchmark.group_key]
+        marker = self.checked / hashlib.sha256("\0".join(parts).encode()).hexdigest()
+        if marker.is_file():
+            return json.loads(text)
+        manifest = provenance.check_manifest(text, self.manifest, self.benchmark.id_prefix, self.benchmark.group_key)
+        try:
+            marker.parent.mkdir(parents=True, exist_ok=True)
+            marker.touch()
+        except OSError:
+            pass  # a read-only work folder: checked again at the next start
+        return manifest
 
     @cached_property
     def frames(self) -> list[PlannedFrame]:
