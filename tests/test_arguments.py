@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from segbench.commands.arguments import DEFAULT_CONFIG, add_frames, add_model, positive_int
+from segbench.commands.arguments import (DEFAULT_CONFIG, add_frames, add_model, input_path, named_paths, output_path,
+                                         positive_int)
 
 
 def parser(*adders) -> argparse.ArgumentParser:
@@ -50,3 +51,35 @@ def test_positive_int_refuses_what_is_not_a_whole_number_above_zero(text, proble
 
 def test_positive_int_accepts_a_count():
     assert (positive_int("1"), positive_int("640"), positive_int(" 8 ")) == (1, 640, 8)
+
+
+def every_parser():
+    """Each subcommand's parser and the one-shot command's."""
+    from segbench.commands import cli, oneshot
+
+    for command in cli.COMMANDS:
+        p = argparse.ArgumentParser()
+        command.arguments(p)
+        yield command.name, p
+    yield "benchmark.py", oneshot.parser()
+
+
+def test_every_path_argument_says_whether_it_is_read_or_written():
+    """A path argument without a role would escape the check that no output is an input."""
+    untyped = [(name, action.dest) for name, p in every_parser() for action in p._actions
+               if isinstance(action.default, Path) and action.type not in (input_path, output_path)
+               or action.type is Path]
+    assert untyped == []
+
+
+def test_named_paths_of_a_subcommand_by_role():
+    from segbench.commands import cli
+
+    root = cli.parser()
+    args = root.parse_args(["metrics", "--counts", "a.parquet", "b.parquet", "--out", "m.json"])
+    assert named_paths(root, args) == ([("--counts", Path("a.parquet")), ("--counts", Path("b.parquet"))],
+                                       [("--out", Path("m.json"))])
+    args = root.parse_args(["check-results"])  # defaults count too; a command that writes nothing has no outputs
+    assert named_paths(root, args) == ([("--out", Path("results")), ("--lock", Path("dvc.lock")),
+                                        ("--cache", Path(".dvc/cache")), ("--metadata", Path(".snakemake/metadata"))],
+                                       [])

@@ -48,7 +48,7 @@ WIDTHS = [4, 8, 8]
 @dataclass(frozen=True)
 class World:
     """A valid tiny dataset with its manifest, a checkpoint, a TorchScript archive and a
-    predictions folder (the labels themselves, copied): each case damages a copy of one."""
+    predictions folder (the labels' pixels, re-encoded): each case damages a copy of one."""
 
     data: Path
     manifest: Path
@@ -58,6 +58,7 @@ class World:
     test_frames: tuple[str, ...]
     record: Path  # the checkpoint's record from a valid run
     floor_metrics: Path
+    metrics: Path  # the checkpoint's metrics from that run
 
 
 @pytest.fixture(scope="module")
@@ -74,16 +75,18 @@ def world(tmp_path_factory) -> World:
     save_torchscript(root / "tiny.ts", net, space, NORM, stride=8)
     preds = root / "preds"
     preds.mkdir()
-    for frame in frames:
-        shutil.copyfile(frame.label, preds / frame.prediction)
+    for frame in frames:  # the labels' pixels, encoded otherwise: a perfect honest prediction
+        Image.open(frame.label).save(preds / frame.prediction, format="PNG", compress_level=0)
+        assert (preds / frame.prediction).read_bytes() != frame.label.read_bytes()
     record = root / "valid" / "submission.json"
     work = root / "work"
     assert oneshot.main(["--data", str(data), "--checkpoint", str(root / "tiny.pt"), "--dataset-manifest", str(manifest),
                          "--emit-submission", str(record), "--work-dir", str(work), "--device", "cpu"]) == 0
-    floor_metrics = root / "floor-metrics.json"
+    floor_metrics, metrics = root / "floor-metrics.json", root / "metrics.json"
     write_json(floor_metrics, metrics_document(PV, [work / "painting-vision" / "test" / "floor" / "counts.parquet"]))
+    write_json(metrics, metrics_document(PV, [work / "painting-vision" / "test" / "tiny" / "counts.parquet"]))
     return World(data, manifest, root / "tiny.pt", root / "tiny.ts", preds, tuple(f.frame_id for f in frames), record,
-                 floor_metrics)
+                 floor_metrics, metrics)
 
 
 @dataclass(frozen=True)
@@ -92,14 +95,15 @@ class Run:
     argv: list[str]
     code: int
     needles: tuple[str, ...]  # each must appear in stderr
+    unchanged: tuple[Path, ...] = ()  # inputs whose bytes the refused command must leave as they were
 
 
 def oneshot_run(tmp: Path, checkpoint: Path, *extra: str, data: Path | None = None, code: int = 1,
-                needles: tuple[str, ...] = (), world: World | None = None) -> Run:
+                needles: tuple[str, ...] = (), world: World | None = None, unchanged: tuple[Path, ...] = ()) -> Run:
     argv = ["--data", str(data if data is not None else world.data), "--checkpoint", str(checkpoint),
             "--split", "test", "--emit-submission", str(tmp / "out" / "submission.json"),
             "--work-dir", str(tmp / "work"), "--device", "cpu", *extra]
-    return Run("oneshot", argv, code, needles)
+    return Run("oneshot", argv, code, needles, unchanged)
 
 
 def predictions_run(tmp: Path, w: World, folder: Path, *needles: str, code: int = 1) -> Run:
@@ -273,6 +277,19 @@ data_case("csv-wall-in-two-splits", lambda d: rewrite_csv(
     d, "frame_id,wall_id,split\na1,wA,train\na2,wA,train\nb1,wB,train\nc1,wC,val\nd1,wA,test\ne1,wE,test\n") and "wA")
 data_case("csv-empty-test-split", lambda d: rewrite_csv(
     d, "frame_id,wall_id,split\na1,wA,train\na2,wA,train\nb1,wB,train\nc1,wC,val\nd1,wD,val\ne1,wE,val\n") and "test")
+
+
+data_case("csv-metadata-value-with-trailing-space", lambda d: rewrite_csv(
+    d, "frame_id,wall_id,split,lighting\na1,wA,train,lit\na2,wA,train,lit\nb1,wB,train,lit\nc1,wC,val,lit\n"
+       "d1,wD,test,lit \ne1,wE,test,lit\n"), "line 6: lighting 'lit ' has leading or trailing white space (frame 'd1')")
+
+
+@case("dataset-label-is-a-folder-against-the-manifest")
+def _(w: World, tmp: Path) -> Run:
+    data = copy_data(w, tmp)
+    label_is_folder(data)
+    return oneshot_run(tmp, w.pt, "--dataset-manifest", str(w.manifest), data=data, world=w,
+                       needles=("\n  labels/d1.png: a folder, not a file (frame 'd1'; manifest sha256 ",))
 
 
 @case("dataset-folder-missing")
@@ -597,6 +614,42 @@ preds_case("truncated-png", lambda w, f: truncate(f / "e1.png"), "e1.png")
 preds_case("values-outside-space", write_pred("e1.png", png_of(np.full((16, 20), 42, np.uint8))), "[42]")
 
 
+def copy_of_the_test_split(w: World, tmp: Path) -> Path:
+    """The data with the test split alone (as a participant may hold it): its labels folder holds
+    exactly the evaluated frames' names."""
+    data = copy_data(w, tmp)
+    rows = (data / "frames.csv").read_text().splitlines()
+    (data / "frames.csv").write_text("\n".join([rows[0], *(r for r in rows[1:] if r.endswith(",test"))]) + "\n")
+    for folder in ("images", "labels"):
+        for path in (data / folder).iterdir():
+            if path.stem not in w.test_frames:
+                path.unlink()
+    return data
+
+
+def ground_truth_refusal(source: Path, copies: list[tuple[str, Path, Path]]) -> str:
+    lines = [f"frame {frame_id}: {mask} is {label}" for frame_id, mask, label in copies]
+    return (f"benchmark.py: error: {source}: {len(copies)} mask(s) are byte for byte the frames' ground-truth labels; "
+            "refusing to score the ground truth as a prediction:\n  " + "\n  ".join(lines) + "\n")
+
+
+@case("predictions-the-labels-folder-of-a-test-only-copy")
+def _(w: World, tmp: Path) -> Run:
+    data = copy_of_the_test_split(w, tmp)
+    labels = data / "labels"
+    run = predictions_run(tmp, w, labels, ground_truth_refusal(
+        labels, [(f, labels / f"{f}.png", labels / f"{f}.png") for f in w.test_frames]))
+    return Run(run.entry, [*run.argv, "--data", str(data)], run.code, run.needles)
+
+
+@case("predictions-a-copy-of-one-label")
+def _(w: World, tmp: Path) -> Run:
+    folder = copy_preds(w, tmp)
+    shutil.copyfile(w.data / "labels" / "d1.png", folder / "d1.png")
+    return predictions_run(tmp, w, folder, ground_truth_refusal(
+        folder, [("d1", folder / "d1.png", w.data / "labels" / "d1.png")]))
+
+
 @case("predictions-no-label-space")
 def _(w: World, tmp: Path) -> Run:
     return oneshot_run(tmp, w.preds, "--checkpoint-kind", "predictions", needles=("label space",), world=w)
@@ -653,6 +706,13 @@ def targz_bomb(w: World, tmp: Path) -> Path:
 archive_case("tar-gz-bomb", targz_bomb, "zz.png")
 
 
+@case("archive-of-the-labels")
+def _(w: World, tmp: Path) -> Run:
+    path = zip_of(tmp / "labels.zip", {f"{f}.png": (w.data / "labels" / f"{f}.png").read_bytes() for f in w.test_frames})
+    return predictions_run(tmp, w, path, ground_truth_refusal(
+        path, [(f, f"{path}/{f}.png", w.data / "labels" / f"{f}.png") for f in w.test_frames]))
+
+
 @case("archive-upload-for-another-dataset")
 def _(w: World, tmp: Path) -> Run:
     path = zip_of(tmp / "upload.zip", {**pred_members(w), "dataset_id.txt": b"pv1:" + b"1" * 64})
@@ -673,14 +733,148 @@ def _(w: World, tmp: Path) -> Run:
                        "--batch-size", "0"], 2, ("--batch-size", "must be a positive integer, got 0"))
 
 
-@case("cli-submit-identity-missing-keys")
+@case("cli-record-identity-missing-keys")
 def _(w: World, tmp: Path) -> Run:
     for name, doc in (("identity.json", {"name": "best"}), ("metrics.json", {}), ("floor.json", {}),
                       ("dataset_id.json", {"dataset_id": "pv1:x"})):
         (tmp / name).write_text(json.dumps(doc))
-    return Run("cli", ["submit", "--metrics", str(tmp / "metrics.json"), "--floor-metrics", str(tmp / "floor.json"),
+    return Run("cli", ["record", "--metrics", str(tmp / "metrics.json"), "--floor-metrics", str(tmp / "floor.json"),
                        "--identity", str(tmp / "identity.json"), "--dataset-id", str(tmp / "dataset_id.json"),
                        "--out", str(tmp / "out" / "submission.json")], 1, ("identity.json", "checkpoint_sha256"))
+
+
+IDD_IDENTITY = {"name": "idd-best", "kind": "checkpoint", "label_space": "idd-level3",
+                "classes": [f"class-{i}" for i in range(26)], "checkpoint_sha256": "1" * 64,
+                "path": "artifacts/idd-best.pt", "spec": {"name": "idd-best", "kind": "checkpoint",
+                                                          "path": "artifacts/idd-best.pt", "label_space": "idd-level3"}}
+
+
+def record_run(w: World, tmp: Path, *needles: str, identity: dict | None = None, dataset_id: str | None = None,
+               metrics: Path | None = None) -> Run:
+    """`segbench record` of the catalogue's valid run, with one of its four inputs replaced."""
+    record = json.loads(w.record.read_text())
+    identity = identity or {"name": "tiny", "kind": "checkpoint", "label_space": "painting-vision-10",
+                            "classes": list(load_label_space("painting-vision-10").names),
+                            "checkpoint_sha256": record["checkpoint_sha256"], "path": str(w.pt),
+                            "spec": {"name": "tiny", "kind": "checkpoint", "path": str(w.pt),
+                                     "label_space": "painting-vision-10"}}
+    (tmp / "identity.json").write_text(json.dumps(identity))
+    (tmp / "dataset_id.json").write_text(json.dumps({"dataset_id": dataset_id or record["dataset_id"], "frames": 6}))
+    return Run("cli", ["record", "--metrics", str(metrics or w.metrics), "--floor-metrics", str(w.floor_metrics),
+                       "--identity", str(tmp / "identity.json"), "--dataset-id", str(tmp / "dataset_id.json"),
+                       "--out", str(tmp / "out" / "submission.json")], 1, needles)
+
+
+@case("cli-record-of-another-models-identity")
+def _(w: World, tmp: Path) -> Run:
+    return record_run(w, tmp, f"segbench: error: {w.metrics} and {tmp / 'identity.json'} disagree on the label space: "
+                              "'painting-vision-10' and 'idd-level3'; refusing to write a submission record from them\n",
+                      identity=IDD_IDENTITY)
+
+
+@case("cli-record-identity-spec-incomplete")
+def _(w: World, tmp: Path) -> Run:
+    spec = {k: v for k, v in IDD_IDENTITY["spec"].items() if k != "label_space"}
+    return record_run(w, tmp, f"segbench: error: {tmp / 'identity.json'}: identity record's field 'spec' must be the "
+                              "model's config entry with its name, kind, path and label_space (it lacks "
+                              "['label_space'])\n", identity={**IDD_IDENTITY, "spec": spec})
+
+
+@case("cli-record-of-another-benchmarks-dataset")
+def _(w: World, tmp: Path) -> Run:
+    return record_run(w, tmp, f"segbench: error: {tmp / 'dataset_id.json'} and --benchmark disagree on the dataset_id "
+                              "prefix: 'idd' and 'pv1'; refusing to write a submission record from them\n",
+                      dataset_id="idd:" + "0" * 64)
+
+
+@case("cli-record-floor-metrics-as-the-models")
+def _(w: World, tmp: Path) -> Run:
+    return record_run(w, tmp, f"segbench: error: {w.floor_metrics} and {tmp / 'identity.json'} disagree on the model: "
+                              "'floor (floor)' and 'tiny (checkpoint)'; refusing to write a submission record from "
+                              "them\n", metrics=w.floor_metrics)
+
+
+@case("cli-record-out-onto-its-metrics")
+def _(w: World, tmp: Path) -> Run:
+    metrics = Path(shutil.copyfile(w.metrics, tmp / "metrics.json"))
+    run = record_run(w, tmp, f"segbench: error: --out {metrics}: is the input --metrics {metrics}; refusing to write "
+                             "onto an input\n", metrics=metrics)
+    return Run(run.entry, [*run.argv, "--out", str(metrics)], run.code, run.needles, (metrics,))
+
+
+# --- outputs onto or inside an input -----------------------------------------------------------
+
+
+@case("outputs-record-onto-a-label")
+def _(w: World, tmp: Path) -> Run:
+    data = copy_data(w, tmp)
+    label = data / "labels" / "d1.png"
+    return oneshot_run(tmp, w.pt, "--emit-submission", str(label), data=data, world=w, unchanged=(label,), needles=(
+        f"benchmark.py: error: --emit-submission {label}: inside the input --data {data}; refusing to write into an "
+        "input\n",))
+
+
+@case("outputs-record-onto-the-checkpoint")
+def _(w: World, tmp: Path) -> Run:
+    pt = Path(shutil.copyfile(w.pt, tmp / "tiny.pt"))
+    return oneshot_run(tmp, pt, "--emit-submission", str(pt), world=w, unchanged=(pt,), needles=(
+        f"benchmark.py: error: --emit-submission {pt}: is the input --checkpoint {pt}; refusing to write onto an "
+        "input\n",))
+
+
+@case("outputs-record-through-a-link-and-dotdot")
+def _(w: World, tmp: Path) -> Run:
+    data = copy_data(w, tmp)
+    (tmp / "alias").symlink_to(data / "labels")
+    target = tmp / "alias" / ".." / "alias" / "e1.png"
+    return oneshot_run(tmp, w.pt, "--emit-submission", str(target), data=data, world=w,
+                       unchanged=(data / "labels" / "e1.png",), needles=(
+        f"benchmark.py: error: --emit-submission {target}: inside the input --data {data}; refusing to write into an "
+        "input\n",))
+
+
+@case("outputs-work-dir-in-the-data")
+def _(w: World, tmp: Path) -> Run:
+    data = copy_data(w, tmp)
+    return oneshot_run(tmp, w.pt, "--work-dir", str(data / "labels"), data=data, world=w, needles=(
+        f"benchmark.py: error: --work-dir {data / 'labels'}: inside the input --data {data}; refusing to write into an "
+        "input\n",))
+
+
+@case("outputs-work-dir-holding-the-predictions")
+def _(w: World, tmp: Path) -> Run:
+    """Predictions kept where the work folder puts the model's counts (`<work>/<benchmark>/<split>/<name>`)."""
+    folder = Path(shutil.copytree(w.preds, tmp / "work" / "painting-vision" / "test" / "preds"))
+    run = predictions_run(tmp, w, folder, f"benchmark.py: error: --work-dir {folder}: is the input --checkpoint "
+                                          f"{folder}; refusing to write onto an input\n")
+    return Run(run.entry, run.argv, run.code, run.needles, (folder / "d1.png",))
+
+
+@case("cli-metrics-out-onto-a-prediction")
+def _(w: World, tmp: Path) -> Run:
+    folder = copy_preds(w, tmp)
+    return Run("cli", ["metrics", "--predictions", str(folder), "--label-space", "painting-vision-10", "--data",
+                       str(w.data), "--split", "test", "--out", str(folder / "d1.png")], 1,
+               (f"segbench: error: --out {folder / 'd1.png'}: inside the input --predictions {folder}; refusing to "
+                "write into an input\n",), (folder / "d1.png",))
+
+
+@case("cli-identify-out-onto-the-model")
+def _(w: World, tmp: Path) -> Run:
+    pt = Path(shutil.copyfile(w.pt, tmp / "tiny.pt"))
+    spec = json.dumps({"name": "tiny", "kind": "checkpoint", "path": str(pt), "label_space": "painting-vision-10"})
+    return Run("cli", ["identify", "--model-spec", spec, "--out", str(pt)], 1,
+               (f"segbench: error: --out {pt}: is the input model 'tiny' {pt}; refusing to write onto an input\n",),
+               (pt,))
+
+
+@case("cli-infer-out-into-the-data")
+def _(w: World, tmp: Path) -> Run:
+    data = copy_data(w, tmp)
+    return Run("cli", ["infer", "--data", str(data), "--split", "test", "--model", "best", "--out",
+                       str(data / "labels")], 1,
+               (f"segbench: error: --out {data / 'labels'}: inside the input --data {data}; refusing to write into an "
+                "input\n",), (data / "labels" / "d1.png",))
 
 
 @case("cli-results-record-missing-shared-metrics")
@@ -786,6 +980,7 @@ def test_the_valid_inputs_pass(world):
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_bad_input_is_refused_cleanly(name, world, tmp_path, capsys):
     run = CASES[name](world, tmp_path)
+    before = {path: path.read_bytes() for path in run.unchanged}
     main = oneshot.main if run.entry == "oneshot" else cli.main
     try:
         code = main(run.argv)
@@ -798,6 +993,7 @@ def test_bad_input_is_refused_cleanly(name, world, tmp_path, capsys):
         assert needle in err, f"{needle!r} not in {err!r}"
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").rglob("*")), "output left behind"
     assert not [p for p in tmp_path.rglob("*.partial")], "partial file left behind"
+    assert {path: path.read_bytes() for path in run.unchanged} == before, "an input was changed"
 
 
 @pytest.mark.parametrize("form", ["folder", "zip", "tar.gz"])
@@ -813,7 +1009,7 @@ def test_valid_predictions_pass_as_folder_or_archive(form, world, tmp_path, caps
     run = predictions_run(tmp_path, world, source, code=0)
     assert oneshot.main(run.argv) == 0, capsys.readouterr().err
     record = json.loads((tmp_path / "out" / "submission.json").read_text())
-    assert record["shared_metrics"]["mIoU"] == 1.0  # the masks are the labels themselves
+    assert record["shared_metrics"]["mIoU"] == 1.0  # the masks hold the labels' pixels
     if form != "folder":
         assert record["checkpoint_sha256"] == sha256_file(source)
 

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from PIL import Image
 
-from pv_fixtures import clean_frames, write_png
+from pv_fixtures import clean_frames
 from segbench.commands.cli import COMMANDS, main, parser
 
 
@@ -17,11 +18,14 @@ TEST_FRAMES = [f for f, _, split, _ in clean_frames() if split == "test"]
 
 
 def predictions(tmp_path: Path, wrong: bool) -> Path:
-    """The test frames' labels as masks; with `wrong`, every pixel of class 9 predicted as 8."""
+    """The test frames' labels as masks, encoded otherwise than the labels (a mask that is its label
+    byte for byte is refused); with `wrong`, every pixel of class 9 predicted as 8."""
     folder = tmp_path / "preds"
+    folder.mkdir()
     for frame_id, _, split, label in clean_frames():
         if split == "test":
-            write_png(folder / f"{frame_id}.png", np.where(label == 9, 8, label).astype(np.uint8) if wrong else label)
+            mask = np.where(label == 9, 8, label).astype(np.uint8) if wrong else label
+            Image.fromarray(mask).save(folder / f"{frame_id}.png", format="PNG", compress_level=0)
     return folder
 
 

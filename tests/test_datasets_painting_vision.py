@@ -149,6 +149,10 @@ def test_two_top_folders_are_refused(tmp_path):
         ("frame_id,wall_id,split\na,,test\n", "line 2: wall_id is empty (frame 'a')"),
         ("frame_id,wall_id,split\na,w ,test\n", "line 2: wall_id 'w ' has leading or trailing white space (frame 'a')"),
         (
+            "frame_id,wall_id,split,lighting\na,w,test,lit\nb,w,test,lit \n",
+            "line 3: lighting 'lit ' has leading or trailing white space (frame 'b')",
+        ),
+        (
             "frame_id,wall_id,split\na,w,test\nb,w,dev\n",
             "line 3: split 'dev' is not one of ['train', 'val', 'test'] (frame 'b')",
         ),

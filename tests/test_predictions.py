@@ -18,6 +18,9 @@ class Listed(Predictions):
     def read(self, frame: Frame) -> bytes:
         return b""
 
+    def size(self, frame: Frame) -> int:
+        return 0
+
 
 def frame(frame_id: str, prediction: str = "") -> Frame:
     return Frame(frame_id, "g", "val", Path(f"{frame_id}.jpg"), Path(f"{frame_id}.png"), prediction)

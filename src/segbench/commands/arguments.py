@@ -1,12 +1,44 @@
 """What each `segbench` subcommand takes: its argparse arguments (segbench.commands.cli.COMMANDS
-pairs each with its run)."""
+pairs each with its run). Every path argument says whether the command reads it (`input_path`) or
+writes it (`output_path`: a file, a folder it writes into, a stem): `named_paths` gives both
+lists, which the commands check against each other before they start (segbench.io.overlap)."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
+from ..io.overlap import Named
+
 DEFAULT_CONFIG = Path("config/config.yaml")
+
+
+def input_path(text: str) -> Path:
+    """A path argument the command reads (data, model, predictions, records)."""
+    return Path(text)
+
+
+def output_path(text: str) -> Path:
+    """A path argument the command writes: never an input nor inside one (segbench.io.overlap)."""
+    return Path(text)
+
+
+def named_paths(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[list[Named], list[Named]]:
+    """(inputs, outputs): the path arguments given, each with its option's name, by the role its
+    type declares; a subcommand's own arguments included."""
+    inputs: list[Named] = []
+    outputs: list[Named] = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            more_inputs, more_outputs = named_paths(action.choices[getattr(args, action.dest)], args)
+            inputs += more_inputs
+            outputs += more_outputs
+        role = {input_path: inputs, output_path: outputs}.get(action.type)
+        value = getattr(args, action.dest, None)
+        if role is not None and value is not None:
+            name = max(action.option_strings, key=len, default=action.dest)
+            role += [(name, path) for path in (value if isinstance(value, list) else [value])]
+    return inputs, outputs
 
 
 def positive_int(text: str) -> int:
@@ -26,48 +58,48 @@ def add_benchmark(p: argparse.ArgumentParser) -> None:
 
 def add_frames(p: argparse.ArgumentParser) -> None:
     add_benchmark(p)
-    p.add_argument("--data", type=Path, required=True, help="dataset folder")
+    p.add_argument("--data", type=input_path, required=True, help="dataset folder")
     p.add_argument("--split", required=True)
-    p.add_argument("--frames", type=Path, help="frame index (results/<benchmark>/frames.json) instead of listing the dataset")
+    p.add_argument("--frames", type=input_path, help="frame index (results/<benchmark>/frames.json) instead of listing the dataset")
     p.add_argument("--shard", type=int, default=None, help="shard index (0-based); all frames when omitted")
     p.add_argument("--shards", type=int, default=None, help="the split's shard count (frames go by a hash of their id)")
 
 
 def add_model(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", help="model name in the config")
-    p.add_argument("--config", type=Path, default=DEFAULT_CONFIG, help="where --model is defined")
+    p.add_argument("--config", type=input_path, default=DEFAULT_CONFIG, help="where --model is defined")
     p.add_argument("--model-spec", help="the model's config entry as JSON with its name (as the workflow passes it)")
 
 
 def args_manifest(p: argparse.ArgumentParser) -> None:
     add_benchmark(p)
-    p.add_argument("--data", type=Path, required=True)
-    p.add_argument("--verify", type=Path, help="refuse unless the bytes on disk match this manifest")
-    p.add_argument("--out", type=Path, help="write the manifest here")
-    p.add_argument("--dataset-id-out", type=Path, help="write {dataset_id, frames} JSON here")
-    p.add_argument("--index-out", type=Path, help="write the frame index (frames, hashes, label sizes) here")
+    p.add_argument("--data", type=input_path, required=True)
+    p.add_argument("--verify", type=input_path, help="refuse unless the bytes on disk match this manifest")
+    p.add_argument("--out", type=output_path, help="write the manifest here")
+    p.add_argument("--dataset-id-out", type=output_path, help="write {dataset_id, frames} JSON here")
+    p.add_argument("--index-out", type=output_path, help="write the frame index (frames, hashes, label sizes) here")
 
 
 def args_audit(p: argparse.ArgumentParser) -> None:
     add_benchmark(p)
-    p.add_argument("--data", type=Path, required=True)
+    p.add_argument("--data", type=input_path, required=True)
     p.add_argument("--split", action="append", default=[], help="a split to be evaluated (must not be empty); repeatable")
-    p.add_argument("--json", type=Path, required=True)
-    p.add_argument("--text", type=Path, required=True)
+    p.add_argument("--json", type=output_path, required=True)
+    p.add_argument("--text", type=output_path, required=True)
 
 
 def args_identify(p: argparse.ArgumentParser) -> None:
     add_benchmark(p)
     add_model(p)
-    p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--out", type=output_path, required=True)
 
 
 def args_infer(p: argparse.ArgumentParser) -> None:
     add_frames(p)
     add_model(p)
-    p.add_argument("--identity", type=Path, help="the model's identity record (`segbench identify`): its spec")
-    p.add_argument("--model-path", type=Path, help="with --identity: where the model's bytes are (default: its spec's path)")
-    p.add_argument("--out", type=Path, required=True, help="folder for the predicted masks")
+    p.add_argument("--identity", type=input_path, help="the model's identity record (`segbench identify`): its spec")
+    p.add_argument("--model-path", type=input_path, help="with --identity: where the model's bytes are (default: its spec's path)")
+    p.add_argument("--out", type=output_path, required=True, help="folder for the predicted masks")
     p.add_argument("--batch-size", type=positive_int, default=4)
     p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -76,129 +108,129 @@ def args_infer(p: argparse.ArgumentParser) -> None:
 def args_score(p: argparse.ArgumentParser) -> None:
     add_frames(p)
     add_model(p)
-    p.add_argument("--identity", type=Path, help="the model's identity record (its label space), from `segbench identify`")
+    p.add_argument("--identity", type=input_path, help="the model's identity record (its label space), from `segbench identify`")
     p.add_argument("--label-space", help="the predictions' label space (for a folder of masks named by no config)")
-    p.add_argument("--predictions", type=Path, help="folder of masks (default: the model's path, for kind predictions)")
+    p.add_argument("--predictions", type=input_path, help="folder of masks (default: the model's path, for kind predictions)")
     p.add_argument("--floor", action="store_true", help="score the floor predictor from the ground truth alone")
-    p.add_argument("--out", type=Path, required=True, help="counts file (.parquet)")
+    p.add_argument("--out", type=output_path, required=True, help="counts file (.parquet)")
 
 
 def args_metrics(p: argparse.ArgumentParser) -> None:
     add_benchmark(p)
-    p.add_argument("--counts", type=Path, nargs="+", help="shard counts (from `segbench score`)")
-    p.add_argument("--predictions", type=Path, help="or a folder (or archive) of masks, scored directly")
+    p.add_argument("--counts", type=input_path, nargs="+", help="shard counts (from `segbench score`)")
+    p.add_argument("--predictions", type=input_path, help="or a folder (or archive) of masks, scored directly")
     p.add_argument("--label-space", help="with --predictions: the masks' label space")
-    p.add_argument("--data", type=Path, help="with --predictions: the dataset folder")
+    p.add_argument("--data", type=input_path, help="with --predictions: the dataset folder")
     p.add_argument("--split", help="with --predictions: the split the masks are for (default: the benchmark's)")
-    p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--out", type=output_path, required=True)
 
 
-def args_submit(p: argparse.ArgumentParser) -> None:
+def args_record(p: argparse.ArgumentParser) -> None:
     add_benchmark(p)
-    p.add_argument("--metrics", type=Path, required=True)
-    p.add_argument("--floor-metrics", type=Path, required=True)
-    p.add_argument("--identity", type=Path, required=True, help="output of `segbench identify`")
-    p.add_argument("--dataset-id", type=Path, required=True, help="output of `segbench manifest --dataset-id-out`")
-    p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--metrics", type=input_path, required=True)
+    p.add_argument("--floor-metrics", type=input_path, required=True)
+    p.add_argument("--identity", type=input_path, required=True, help="output of `segbench identify`")
+    p.add_argument("--dataset-id", type=input_path, required=True, help="output of `segbench manifest --dataset-id-out`")
+    p.add_argument("--out", type=output_path, required=True)
 
 
 def args_idd_labels(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--data", type=Path, required=True, help="IDD root holding gtFine/<split>/<drive>/*_polygons.json")
+    p.add_argument("--data", type=input_path, required=True, help="IDD root holding gtFine/<split>/<drive>/*_polygons.json")
 
 
 def args_pull(p: argparse.ArgumentParser) -> None:
-    p.add_argument("paths", type=Path, nargs="+")
-    p.add_argument("--out", type=Path, required=True, help="marker JSON written when the path is present")
+    p.add_argument("paths", type=input_path, nargs="+")
+    p.add_argument("--out", type=output_path, required=True, help="marker JSON written when the path is present")
 
 
 def args_results(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--submissions", type=Path, nargs="+", required=True)
-    p.add_argument("--floors", type=Path, nargs="+", required=True, help="the floor's metrics.json per split")
-    p.add_argument("--metrics", type=Path, nargs="*", default=[],
+    p.add_argument("--submissions", type=input_path, nargs="+", required=True)
+    p.add_argument("--floors", type=input_path, nargs="+", required=True, help="the floor's metrics.json per split")
+    p.add_argument("--metrics", type=input_path, nargs="*", default=[],
                    help="the models' metrics.json: every metric of every report, beside the records' spec fields")
-    p.add_argument("--uncertainty", type=Path, nargs="*", default=[], help="uncertainty.json of models and floors")
-    p.add_argument("--slices", type=Path, nargs="*", default=[], help="slices.json of the models")
-    p.add_argument("--out", type=Path, required=True, help="stem: writes STEM.csv, .md, .json and .html")
-    p.add_argument("--tables", type=Path, help="folder of the per-report tables and long.csv (default: beside STEM)")
+    p.add_argument("--uncertainty", type=input_path, nargs="*", default=[], help="uncertainty.json of models and floors")
+    p.add_argument("--slices", type=input_path, nargs="*", default=[], help="slices.json of the models")
+    p.add_argument("--out", type=output_path, required=True, help="stem: writes STEM.csv, .md, .json and .html")
+    p.add_argument("--tables", type=output_path, help="folder of the per-report tables and long.csv (default: beside STEM)")
     p.add_argument("--tables-label", help="how the Markdown names that folder (default: --tables)")
-    p.add_argument("--metrics-out", type=Path, help="small headline-metrics JSON for `dvc metrics`")
+    p.add_argument("--metrics-out", type=output_path, help="small headline-metrics JSON for `dvc metrics`")
 
 
 def add_comparison(p: argparse.ArgumentParser) -> None:
     add_benchmark(p)
-    p.add_argument("--counts", type=Path, nargs="+", required=True, help="the model's shard counts")
-    p.add_argument("--baseline-counts", type=Path, nargs="*", default=[], help="the baseline's shard counts")
-    p.add_argument("--floor-counts", type=Path, nargs="*", default=[], help="the floor's shard counts")
+    p.add_argument("--counts", type=input_path, nargs="+", required=True, help="the model's shard counts")
+    p.add_argument("--baseline-counts", type=input_path, nargs="*", default=[], help="the baseline's shard counts")
+    p.add_argument("--floor-counts", type=input_path, nargs="*", default=[], help="the floor's shard counts")
 
 
 def args_uncertainty(p: argparse.ArgumentParser) -> None:
     add_comparison(p)
-    p.add_argument("--manifest", type=Path, required=True, help="the dataset manifest (frame -> group)")
+    p.add_argument("--manifest", type=input_path, required=True, help="the dataset manifest (frame -> group)")
     p.add_argument("--resamples", type=int, default=1000)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--out", type=output_path, required=True)
 
 
 def args_slices(p: argparse.ArgumentParser) -> None:
     add_comparison(p)
-    p.add_argument("--frames", type=Path, required=True,
+    p.add_argument("--frames", type=input_path, required=True,
                    help="the frame index (`segbench manifest --index-out`): each frame's group and metadata")
     p.add_argument("--slicings", help="a config benchmark entry's `slices` list as JSON (as the workflow passes it): "
                                       "in place of the benchmark's own; '[]' slices nothing")
     p.add_argument("--resamples", type=int, default=1000)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--out", type=output_path, required=True)
 
 
 def args_plot_iou(p: argparse.ArgumentParser) -> None:
     add_comparison(p)
     p.add_argument("--report", required=True, help="report key")
-    p.add_argument("--png", type=Path, required=True)
-    p.add_argument("--csv", type=Path, required=True)
+    p.add_argument("--png", type=output_path, required=True)
+    p.add_argument("--csv", type=output_path, required=True)
 
 
 def args_plot_confusion(p: argparse.ArgumentParser) -> None:
     add_benchmark(p)
-    p.add_argument("--counts", type=Path, nargs="+", required=True)
+    p.add_argument("--counts", type=input_path, nargs="+", required=True)
     p.add_argument("--space", required=True, help="'ground-truth' or a report key")
-    p.add_argument("--png", type=Path, required=True)
-    p.add_argument("--csv", type=Path, required=True)
+    p.add_argument("--png", type=output_path, required=True)
+    p.add_argument("--csv", type=output_path, required=True)
 
 
 def args_plot_fraction(p: argparse.ArgumentParser) -> None:
     add_comparison(p)
     p.add_argument("--metric", required=True, help="REPORT.METRIC of a fraction_mae metric")
-    p.add_argument("--png", type=Path, required=True)
+    p.add_argument("--png", type=output_path, required=True)
 
 
 def args_overlays(p: argparse.ArgumentParser) -> None:
     add_benchmark(p)
-    p.add_argument("--data", type=Path, required=True)
+    p.add_argument("--data", type=input_path, required=True)
     p.add_argument("--split", required=True)
-    p.add_argument("--frames-index", type=Path, help="frame index (results/<benchmark>/frames.json) instead of listing the dataset")
-    p.add_argument("--counts", type=Path, nargs="+", required=True)
-    p.add_argument("--predictions", type=Path, nargs="+", required=True, help="folders holding the predicted masks")
+    p.add_argument("--frames-index", type=input_path, help="frame index (results/<benchmark>/frames.json) instead of listing the dataset")
+    p.add_argument("--counts", type=input_path, nargs="+", required=True)
+    p.add_argument("--predictions", type=input_path, nargs="+", required=True, help="folders holding the predicted masks")
     p.add_argument("--frames", type=int, default=2, help="how many worst and best frames")
-    p.add_argument("--out-dir", type=Path, required=True)
+    p.add_argument("--out-dir", type=output_path, required=True)
 
 
 def args_plot_data(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--iou", type=Path, nargs="+", required=True)
-    p.add_argument("--confusion", type=Path, nargs="+", required=True)
-    p.add_argument("--iou-out", type=Path, required=True)
-    p.add_argument("--confusion-out", type=Path, required=True)
+    p.add_argument("--iou", type=input_path, nargs="+", required=True)
+    p.add_argument("--confusion", type=input_path, nargs="+", required=True)
+    p.add_argument("--iou-out", type=output_path, required=True)
+    p.add_argument("--confusion-out", type=output_path, required=True)
 
 
 def args_export_onnx(p: argparse.ArgumentParser) -> None:
     add_benchmark(p)
-    p.add_argument("--checkpoint", type=Path, required=True, help="a segbench .pt checkpoint")
-    p.add_argument("--out", type=Path, required=True, help="the .onnx file to write")
+    p.add_argument("--checkpoint", type=input_path, required=True, help="a segbench .pt checkpoint")
+    p.add_argument("--out", type=output_path, required=True, help="the .onnx file to write")
     p.add_argument("--opset", type=int, default=17)
 
 
 def args_import_checkpoint(p: argparse.ArgumentParser) -> None:
     add_benchmark(p)
-    p.add_argument("--weights", type=Path, required=True, help="state dict, Lightning checkpoint or .safetensors")
+    p.add_argument("--weights", type=input_path, required=True, help="state dict, Lightning checkpoint or .safetensors")
     p.add_argument("--architecture", required=True, help="a registered architecture (segbench.models.architectures)")
     p.add_argument("--arguments", default="{}", help="its keyword arguments as a JSON object (never num_classes)")
     p.add_argument("--label-space", required=True, help="one of the benchmark's label spaces: the output classes")
@@ -206,38 +238,38 @@ def args_import_checkpoint(p: argparse.ArgumentParser) -> None:
     p.add_argument("--std", type=float, nargs=3, required=True, metavar=("R", "G", "B"), help="0..1 units")
     p.add_argument("--stride", type=int, help="padding stride (default: the architecture's)")
     p.add_argument("--prefix", help="strip this key prefix (default: a prefix all keys share, when that fits)")
-    p.add_argument("--out", type=Path, required=True, help="the segbench .pt to write")
+    p.add_argument("--out", type=output_path, required=True, help="the segbench .pt to write")
 
 
 def args_export(p: argparse.ArgumentParser) -> None:
     add_benchmark(p)
-    p.add_argument("--dataset-manifest", type=Path, required=True, help="the manifest of the data the masks are for")
+    p.add_argument("--dataset-manifest", type=input_path, required=True, help="the manifest of the data the masks are for")
     p.add_argument("--split", help="the split (default: the benchmark's)")
-    p.add_argument("--predictions", type=Path, help="folder or archive of masks named by frame (made elsewhere)")
-    p.add_argument("--data", type=Path, help="the dataset, to run a model on the split (labels not needed)")
-    p.add_argument("--checkpoint", type=Path, help="with --data: the model, as benchmark.py takes it")
+    p.add_argument("--predictions", type=input_path, help="folder or archive of masks named by frame (made elsewhere)")
+    p.add_argument("--data", type=input_path, help="the dataset, to run a model on the split (labels not needed)")
+    p.add_argument("--checkpoint", type=input_path, help="with --data: the model, as benchmark.py takes it")
     p.add_argument("--checkpoint-kind", choices=["checkpoint", "torchscript", "onnx", "hf", "hf-segformer"])
     p.add_argument("--label-space", help="with --checkpoint: its label space (default: as it declares)")
     add_model(p)
     p.add_argument("--batch-size", type=positive_int, default=4)
     p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
-    p.add_argument("--out", type=Path, required=True, help="the upload (.zip)")
+    p.add_argument("--out", type=output_path, required=True, help="the upload (.zip)")
 
 
 def args_check_submission(p: argparse.ArgumentParser) -> None:
-    p.add_argument("archive", type=Path)
+    p.add_argument("archive", type=input_path)
     add_benchmark(p)
-    p.add_argument("--dataset-manifest", type=Path, required=True)
+    p.add_argument("--dataset-manifest", type=input_path, required=True)
     p.add_argument("--split", help="the split (default: the benchmark's)")
     p.add_argument("--label-space", help="the masks' label space (default: the benchmark's ground truth)")
-    p.add_argument("--data", type=Path, help="the images, to check each mask's size against its image's")
+    p.add_argument("--data", type=input_path, help="the images, to check each mask's size against its image's")
 
 
 def args_check_results(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--out", type=Path, default=Path("results"), help="the DVC-tracked output folder")
-    p.add_argument("--lock", type=Path, default=Path("dvc.lock"))
-    p.add_argument("--cache", type=Path, default=Path(".dvc/cache"))
-    p.add_argument("--metadata", type=Path, default=Path(".snakemake/metadata"),
+    p.add_argument("--out", type=input_path, default=Path("results"), help="the DVC-tracked output folder (checked)")
+    p.add_argument("--lock", type=input_path, default=Path("dvc.lock"))
+    p.add_argument("--cache", type=input_path, default=Path(".dvc/cache"))
+    p.add_argument("--metadata", type=input_path, default=Path(".snakemake/metadata"),
                    help="Snakemake's records of the outputs (which outputs one job made)")
     p.add_argument("--repair", action="store_true",
                    help="remove the job outputs holding damaged files, with the other outputs of their jobs")

@@ -3,8 +3,8 @@
 Thin on purpose: COMMANDS pairs each subcommand with its arguments (commands.arguments), its run
 (commands.runs) and the step module the run calls, imported only when that subcommand runs. The
 workflow derives a rule's code dependencies from that module (segbench.workflow.codedeps), so
-nothing here imports the package at its top but the errors, the version, the interrupt message and those
-two tables.
+nothing here imports the package at its top but the errors, the version, the interrupt message, those
+two tables and the check that no output is an input (segbench.io.overlap).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from types import ModuleType
 
 from .. import __version__
 from ..errors import AuditFailed, SegbenchError
+from ..io.overlap import refuse_overlaps
 from . import INTERRUPTED, arguments, runs
 
 
@@ -42,7 +43,8 @@ COMMANDS = [
             arguments.args_score, runs.run_score),
     Command("metrics", "steps.metrics", "merge counts and compute every metric of the benchmark",
             arguments.args_metrics, runs.run_metrics),
-    Command("submit", "steps.submission", "write the schema-checked submission record", arguments.args_submit, runs.run_submit),
+    Command("record", "steps.submission", "write the schema-checked submission record", arguments.args_record,
+            runs.run_record),
     Command("idd-labels", "protocols.idd.masks", "draw IDD level-3 masks from the polygon JSONs, as the reference does",
             arguments.args_idd_labels, runs.run_idd_labels),
     Command("pull", "workflow.pinning", "restore DVC-pinned inputs (datasets, checkpoints) that are missing", arguments.args_pull, runs.run_pull),
@@ -88,9 +90,12 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    root = parser()
+    args = root.parse_args(argv)
     command = COMMAND[args.command]
     try:
+        inputs, args.written_paths = arguments.named_paths(root, args)
+        refuse_overlaps(inputs, args.written_paths)  # before anything is written
         command.run(import_module(f"..{command.step}", __package__), args)
     except AuditFailed as exc:
         print(f"segbench: audit failed: {exc}", file=sys.stderr)

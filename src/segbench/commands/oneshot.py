@@ -31,7 +31,8 @@ from ..steps.model_identity import model_identity
 from ..steps.scoring import check_predictions, score_floor, score_model
 from ..steps.submission import inference_record, submission_record
 from ..workflow.config import load_config
-from .arguments import positive_int
+from ..io.overlap import overlaps, refuse_overlaps
+from .arguments import input_path, named_paths, output_path, positive_int
 from .modelpath import checkpoint_kind, model_name
 
 
@@ -55,16 +56,16 @@ def inference_block(args: argparse.Namespace) -> dict[str, Any]:
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="benchmark.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--data", type=Path, required=True, help="dataset folder")
-    p.add_argument("--checkpoint", type=Path, required=True, help=".pt, TorchScript, Hugging Face folder or masks folder")
+    p.add_argument("--data", type=input_path, required=True, help="dataset folder")
+    p.add_argument("--checkpoint", type=input_path, required=True, help=".pt, TorchScript, Hugging Face folder or masks folder")
     p.add_argument("--checkpoint-kind", choices=["checkpoint", "torchscript", "onnx", "hf", "hf-segformer", "predictions"])
     p.add_argument("--label-space", help="the checkpoint's label space (default: as the checkpoint declares)")
     p.add_argument("--baseline", action="append", default=[], help="baseline name from the config (repeatable)")
     p.add_argument("--split", default=None, help="split to evaluate (default: the benchmark's, 'test')")
-    p.add_argument("--dataset-manifest", type=Path, help="refuse to evaluate unless the bytes match this manifest")
-    p.add_argument("--emit-submission", type=Path, help="submission record of the checkpoint; baselines' beside it")
+    p.add_argument("--dataset-manifest", type=input_path, help="refuse to evaluate unless the bytes match this manifest")
+    p.add_argument("--emit-submission", type=output_path, help="submission record of the checkpoint; baselines' beside it")
     p.add_argument("--benchmark", default="painting-vision")
-    p.add_argument("--config", type=Path, default=Path("config/config.yaml"), help="where baselines are defined")
+    p.add_argument("--config", type=input_path, default=Path("config/config.yaml"), help="where baselines are defined")
     p.add_argument("--inference-size", type=positive_int, help="long side at inference (default: the benchmark's)")
     p.add_argument("--inference-mode", choices=["whole", "slide", "multi-scale"], default="whole")
     p.add_argument("--crop", type=positive_int, nargs=2, metavar=("H", "W"), help="slide: window size")
@@ -73,7 +74,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--flip", action="store_true", help="multi-scale: also the mirror image, left/right classes swapped")
     p.add_argument("--batch-size", type=positive_int, default=4)
     p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
-    p.add_argument("--work-dir", type=Path, default=Path("build/benchmark"), help="predictions, counts and audit reports")
+    p.add_argument("--work-dir", type=output_path, default=Path("build/benchmark"), help="predictions, counts and audit reports")
     return p
 
 
@@ -92,6 +93,28 @@ def evaluate_model(args: argparse.Namespace, benchmark: Any, frames: list, spec:
         return metrics_document(benchmark, [folder / "counts.parquet"])
 
 
+def record_targets(args: argparse.Namespace, specs: list[ModelSpec], work: Path) -> dict[str, Path]:
+    """Where each model's submission record goes: the checkpoint's at --emit-submission, each
+    baseline's beside it (STEM.NAME.SUFFIX), or each in its folder of the work folder."""
+    if args.emit_submission is None:
+        return {spec.name: work / spec.name / "submission.json" for spec in specs}
+    emit = args.emit_submission
+    return {spec.name: emit if i == 0 else emit.with_name(f"{emit.stem}.{spec.name}{emit.suffix}")
+            for i, spec in enumerate(specs)}
+
+
+def refuse_outputs_on_inputs(args: argparse.Namespace, baselines: list[ModelSpec], work: Path,
+                             targets: dict[str, Path]) -> None:
+    """No record and no file of the work folder onto or inside an input: the arguments' own, the
+    baselines' paths, and what is written under the work folder (audit reports, the floor's and
+    each model's folder) checked one by one, so an input kept elsewhere in the work folder is fine."""
+    inputs, outputs = named_paths(parser(), args)
+    inputs += [(f"baseline '{spec.name}'", spec.path) for spec in baselines if spec.path is not None]
+    outputs += [(f"record of '{name}'", path) for name, path in targets.items()]
+    outputs += [("--work-dir", work / name) for name in ("audit.json", "audit.txt", "floor", *targets)]
+    refuse_overlaps(inputs, outputs)
+
+
 def run(args: argparse.Namespace) -> None:
     benchmark = load_benchmark(args.benchmark)
     split = args.split or benchmark.default_split
@@ -106,6 +129,8 @@ def run(args: argparse.Namespace) -> None:
         **({} if kind == "predictions" and block == {"mode": "whole"} else {"inference": block}),
     })
     work = args.work_dir / benchmark.name / split
+    targets = record_targets(args, [model, *baselines], work)
+    refuse_outputs_on_inputs(args, baselines, work, targets)
 
     with timed("dataset identity"):
         manifest = dataset_manifest(benchmark, args.data, args.dataset_manifest)
@@ -125,12 +150,8 @@ def run(args: argparse.Namespace) -> None:
     documents = {spec.name: evaluate_model(args, benchmark, frames, spec, identities[spec.name][1], work)
                  for spec in [model, *baselines]}
 
-    records, targets = {}, {}
+    records = {}
     for spec in [model, *baselines]:
-        out = args.emit_submission if spec is model else None
-        if args.emit_submission is not None and spec is not model:
-            out = args.emit_submission.with_name(f"{args.emit_submission.stem}.{spec.name}{args.emit_submission.suffix}")
-        targets[spec.name] = out if out is not None else work / spec.name / "submission.json"
         records[spec.name] = submission_record(benchmark, documents[spec.name], floor, manifest["dataset_id"],
                                                identities[spec.name][0], inference_record(spec, benchmark),
                                                      targets[spec.name])
@@ -155,12 +176,15 @@ def run(args: argparse.Namespace) -> None:
 
 
 def previous_records(args: argparse.Namespace) -> list[Path]:
-    """Records a failed run leaves from an earlier run (it never removes them): said in the error."""
+    """Records a failed run leaves from an earlier run (it never removes them): said in the error;
+    an input at a record's path (refused as the record's target) is no record."""
     if args.emit_submission is None:
         return []
     folder = args.emit_submission.parent
     stem, suffix = args.emit_submission.stem, args.emit_submission.suffix
-    return sorted(p for p in {*folder.glob(f"{stem}{suffix}"), *folder.glob(f"{stem}.*{suffix}")} if p.is_file())
+    inputs = named_paths(parser(), args)[0]
+    return sorted(p for p in {*folder.glob(f"{stem}{suffix}"), *folder.glob(f"{stem}.*{suffix}")}
+                  if p.is_file() and not overlaps(inputs, [("", p)]))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -24,7 +24,14 @@ def benchmark_of(args: argparse.Namespace):
 
 def model_spec(args: argparse.Namespace, benchmark=None):
     """The model the arguments name: its identity record (--identity, with --model-path where its
-    bytes are for this job), --model-spec JSON, or --model NAME from --config."""
+    bytes are for this job), --model-spec JSON, or --model NAME from --config; its path checked
+    against the command's outputs like a path argument (model_input)."""
+    spec = named_model(args, benchmark)
+    model_input(args, spec.name, spec.path)
+    return spec
+
+
+def named_model(args: argparse.Namespace, benchmark=None):
     from ..core.model_spec import ModelSpec
 
     if getattr(args, "identity", None) is not None:
@@ -39,6 +46,15 @@ def model_spec(args: argparse.Namespace, benchmark=None):
     from ..workflow.config import load_config
 
     return ModelSpec.from_config(load_config(args.config), args.model)
+
+
+def model_input(args: argparse.Namespace, name: str, path: Path | None) -> None:
+    """A model's path named by the config or a record rather than an argument: refused when an
+    output is it or inside it (segbench.commands.cli checked the path arguments before the run)."""
+    if path is not None:
+        from ..io.overlap import refuse_overlaps
+
+        refuse_overlaps([(f"model '{name}'", path)], getattr(args, "written_paths", []))
 
 
 def frames_of(args: argparse.Namespace, benchmark) -> list:
@@ -87,6 +103,7 @@ def run_score(step: ModuleType, args: argparse.Namespace) -> None:
         identity, space, spec = read_identity(args.identity, benchmark)
         name, kind = identity.name, identity.kind
         folder = args.predictions if args.predictions is not None else spec.path
+        model_input(args, name, folder)
     elif args.label_space is not None:  # a folder of masks named by no config
         space, name, kind, folder = benchmark.space(args.label_space), None, "predictions", args.predictions
     else:
@@ -122,15 +139,11 @@ def run_metrics(step: ModuleType, args: argparse.Namespace) -> None:
                                                   benchmark.space(args.label_space), split))
 
 
-def run_submit(step: ModuleType, args: argparse.Namespace) -> None:
-    from ..io.fileio import read_json, read_json_fields
-    from ..records.identity import read_identity
-
+def run_record(step: ModuleType, args: argparse.Namespace) -> None:
     benchmark = benchmark_of(args)
-    identity, _, spec = read_identity(args.identity, benchmark)
-    step.submission(benchmark, read_json(args.metrics), read_json(args.floor_metrics),
-                    read_json_fields(args.dataset_id, ("dataset_id",))["dataset_id"], identity,
-                    step.inference_record(spec, benchmark), args.out)
+    metrics, floor, dataset_id, identity, spec = step.record_inputs(benchmark, args.metrics, args.floor_metrics,
+                                                                    args.identity, args.dataset_id)
+    step.submission(benchmark, metrics, floor, dataset_id, identity, step.inference_record(spec, benchmark), args.out)
 
 
 def run_idd_labels(step: ModuleType, args: argparse.Namespace) -> None:

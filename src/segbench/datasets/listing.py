@@ -97,8 +97,8 @@ def listed_frames(
     `columns.split`. A row's columns other than the frame id, group, split and `structural` ones
     (those `split_of` reads) are its metadata (ListedFrame.meta; an unnamed column, such as a
     pandas index, is not). Raises SegbenchError naming `source` and the line for a wrong header, a wrong
-    number of columns, an empty, unsafe or duplicate frame id, an empty group or split, a value
-    with surrounding white space, or a split not in `splits`.
+    number of columns, an empty, unsafe or duplicate frame id, an empty group or split, a group,
+    split or metadata value with surrounding white space, or a split not in `splits`.
     """
     if not rows:
         raise SegbenchError(f"{source}: empty file; expected the header {check_header(())}")
@@ -133,14 +133,15 @@ def listed_frames(
             except ValueError as exc:
                 raise SegbenchError(f"{where}: {exc} (frame {frame_id!r})") from None
         group = values[columns.group]
-        for name, value in ((columns.group, group), (columns.split, split)):
-            if not value:
+        meta = {name: value for name, value in values.items() if name and name not in skipped}
+        # Metadata as strictly as the group and split: 'lit ' would make a slice of its own beside 'lit'.
+        for name, value in ((columns.group, group), (columns.split, split), *meta.items()):
+            if not value and name in (columns.group, columns.split):
                 raise SegbenchError(f"{where}: {name} is empty (frame {frame_id!r})")
             if value != value.strip():
                 raise SegbenchError(f"{where}: {name} {value!r} has leading or trailing white space (frame {frame_id!r})")
         if split not in allowed:
             raise SegbenchError(f"{where}: {columns.split} {split!r} is not one of {allowed} (frame {frame_id!r})")
         first_line[frame_id] = line
-        meta = {name: value for name, value in values.items() if name and name not in skipped}
         listed.append(ListedFrame(line, frame_id, group, split, meta))
     return listed

@@ -54,6 +54,11 @@ def read_identity(path: Path, benchmark: Benchmark) -> tuple[ModelIdentity, Labe
     if missing:
         raise SegbenchError(f"{path}: identity record lacks the field(s) {missing} (written by `segbench identify`)")
     identity = ModelIdentity(document["name"], document["kind"], document["label_space"], document["checkpoint_sha256"])
-    spec = dict(document["spec"])
+    spec = document["spec"]
+    lacking = [k for k in ("name", "kind", "path", "label_space") if k not in spec] if isinstance(spec, dict) else None
+    if lacking is None or lacking:
+        raise SegbenchError(f"{path}: identity record's field 'spec' must be the model's config entry with its name, "
+                            f"kind, path and label_space" + (f" (it lacks {lacking})" if lacking else ""))
+    spec = dict(spec)
     return identity, space_named(benchmark, document["label_space"], document["classes"]), ModelSpec.from_entry(
         spec.pop("name"), spec)

@@ -103,6 +103,10 @@ class ArchivePredictions(Predictions):
     def read(self, frame: Frame) -> bytes:
         return self.read_member(self.members[frame.prediction], self.where(frame))
 
+    def size(self, frame: Frame) -> int:
+        member = self.members[frame.prediction]
+        return member.file_size if isinstance(member, zipfile.ZipInfo) else member.size  # type: ignore[attr-defined]
+
     def metadata(self) -> str | None:
         """The dataset_id an upload states in its UPLOAD_META, or None without one."""
         if self.meta_member is None:

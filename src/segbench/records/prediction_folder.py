@@ -73,6 +73,9 @@ class FolderPredictions(Predictions):
                         present.add(name)
         return present, kinds
 
+    def size(self, frame: Frame) -> int:
+        return os.lstat(self.source / frame.prediction).st_size
+
     def read(self, frame: Frame) -> bytes:
         """The mask's bytes, opened without following a link and checked again once open."""
         where = self.where(frame)

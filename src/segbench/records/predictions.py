@@ -3,6 +3,8 @@ checked against the evaluated frames, a frame's PNG bytes read on demand."""
 
 from __future__ import annotations
 
+import os
+import stat
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from pathlib import Path, PurePosixPath
@@ -50,6 +52,34 @@ class Predictions(ABC):
     @abstractmethod
     def read(self, frame: Frame) -> bytes:
         """The frame's mask bytes (at most LIMITS.max_mask_bytes + 1 of them)."""
+
+    @abstractmethod
+    def size(self, frame: Frame) -> int:
+        """The frame's mask size in bytes, as listed (nothing read)."""
+
+    def check_not_ground_truth(self) -> None:
+        """Refuse masks that are byte for byte their frame's ground-truth label (the labels folder
+        itself, or a copy of its files), naming the frames. Only a mask of the label's size is
+        read, so honest predictions cost one listing; a label re-encoded is not caught (its bytes
+        differ: docs/security.md)."""
+        copies = [f for _, f in sorted(self.expected.items()) if f.labelled and self.is_label(f)]
+        if copies:
+            named = [f"frame {f.frame_id}: {self.where(f)} is {f.label}" for f in copies[:20]]
+            more = [f"... and {len(copies) - 20} more"] if len(copies) > 20 else []
+            raise SegbenchError(
+                f"{self.source}: {len(copies)} mask(s) are byte for byte the frames' ground-truth labels; refusing "
+                "to score the ground truth as a prediction:\n  " + "\n  ".join(named + more)
+            )
+
+    def is_label(self, frame: Frame) -> bool:
+        try:
+            label = os.stat(frame.label)
+        except OSError:
+            return False  # no label at hand (an upload checked without data): nothing to compare
+        if not stat.S_ISREG(label.st_mode) or label.st_size != self.size(frame):
+            return False
+        with open(frame.label, "rb") as stream:
+            return stream.read() == self.read(frame)
 
     def close(self) -> None:
         """Release the archive (a folder holds nothing open)."""

@@ -138,6 +138,14 @@ def _sha_or_none(path: Path) -> str | None:
     return sha256_file(path) if Path(path).is_file() else None
 
 
+def _not_a_file(path: Path) -> str:
+    """Why a path that should be a file has no SHA-256: 'missing', or what is there instead."""
+    path = Path(path)
+    if path.is_dir():
+        return "a folder, not a file"
+    return "not a regular file" if os.path.lexists(path) else "missing"
+
+
 def _absent_by_design(frame: Frame, layout: Mapping[str, str]) -> tuple[bool, bool]:
     """(image, label): whether the copy has no such file by design (see the module's docstring)."""
     return layout.get(IMAGES_ABSENT[0]) == IMAGES_ABSENT[1], not frame.labelled
@@ -161,7 +169,7 @@ def build_manifest(
     for frame in sorted(frames, key=lambda f: f.frame_id):
         image_sha, label_sha = _sha_or_none(frame.image), _sha_or_none(frame.label)
         missing += [
-            f"{p} (frame {frame.frame_id!r})" + (": a folder, not a file" if Path(p).is_dir() else "")
+            f"{p} (frame {frame.frame_id!r})" + ("" if not os.path.lexists(p) else f": {_not_a_file(p)}")
             for p, s, absent in zip((frame.image, frame.label), (image_sha, label_sha), _absent_by_design(frame, layout))
             if s is None and not absent
         ]
@@ -296,7 +304,8 @@ def verify_manifest(
             if w["path"] != h["path"]:
                 problems.append(f"frame {frame_id!r}: {key} is {h['path']}, the manifest says {w['path']}")
             if h["sha256"] is None and w["sha256"] is not None:
-                problems.append(f"{h['path']}: missing (frame {frame_id!r}; manifest sha256 {_short(w['sha256'])})")
+                problems.append(f"{h['path']}: {_not_a_file(data_dir / h['path'])} (frame {frame_id!r}; manifest sha256 "
+                                f"{_short(w['sha256'])})")
             elif w["sha256"] != h["sha256"]:
                 problems.append(
                     f"{h['path']}: bytes changed (frame {frame_id!r}; manifest sha256 {_short(w['sha256'])}, "

@@ -44,9 +44,11 @@ def _write(benchmark: Benchmark, counts: FrameCounts, model: dict, space: LabelS
 
 
 def check_predictions(folder: Path, frames: Sequence[Frame], dataset_id: str | None = None) -> None:
-    """For a predictions folder or archive: exactly one plain mask file per evaluated frame; an
-    upload that states the dataset_id it was made for (uploads.UPLOAD_META) must state this one."""
+    """For a predictions folder or archive: exactly one plain mask file per evaluated frame, none
+    of them its frame's ground-truth label byte for byte; an upload that states the dataset_id it
+    was made for (uploads.UPLOAD_META) must state this one."""
     with open_predictions(folder, frames, exact=True) as masks:
         stated = masks.metadata() if isinstance(masks, ArchivePredictions) else None
+        masks.check_not_ground_truth()
     if dataset_id is not None and stated is not None and stated != dataset_id:
         raise SegbenchError(f"{folder}: made for dataset {stated} ({UPLOAD_META}), but the data is {dataset_id}")

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from ..core.benchmark import Benchmark
 from ..core.model_spec import ModelSpec
 from ..errors import SegbenchError
-from ..io.fileio import atomic_write_text
-from ..records.identity import ModelIdentity
+from ..io.fileio import atomic_write_text, read_json_fields
+from ..records.identity import ModelIdentity, read_identity
 from ..stages.submission import build_record, dumps, validate_record
 
 
@@ -19,6 +20,44 @@ def inference_record(spec: ModelSpec, benchmark: Benchmark) -> tuple[int | None,
         return None, None
     size = spec.inference_size or benchmark.inference_size
     return size, spec.inference.record(size)
+
+
+def record_inputs(benchmark: Benchmark, metrics_path: Path, floor_path: Path, identity_path: Path,
+                  dataset_path: Path) -> tuple[dict[str, Any], dict[str, Any], str, ModelIdentity, ModelSpec]:
+    """What a submission record is made of, read from the files `segbench metrics`, `identify` and
+    `manifest --dataset-id-out` write: (metrics, floor metrics, dataset_id, identity, spec), refused
+    unless they are of one benchmark, label space, split, dataset and model (check_agreement)."""
+    identity, _, spec = read_identity(identity_path, benchmark)
+    metrics = read_json_fields(metrics_path, DOCUMENT_FIELDS)
+    floor = read_json_fields(floor_path, DOCUMENT_FIELDS)
+    dataset_id = read_json_fields(dataset_path, ("dataset_id",))["dataset_id"]
+    check_agreement([
+        ("benchmark", ("--benchmark", benchmark.name), (metrics_path, metrics["benchmark"]),
+         (floor_path, floor["benchmark"])),
+        ("dataset_id prefix", ("--benchmark", benchmark.id_prefix), (dataset_path, str(dataset_id).split(":")[0])),
+        ("label space", (identity_path, identity.label_space), (metrics_path, metrics["label_space"])),
+        ("label space", ("the floor", benchmark.ground_truth.name), (floor_path, floor["label_space"])),
+        ("model", (identity_path, f"{identity.name} ({identity.kind})"),
+         (metrics_path, f"{metrics['model']} ({metrics['kind']})")),
+        ("model", ("the floor", "floor (floor)"), (floor_path, f"{floor['model']} ({floor['kind']})")),
+        ("split", (metrics_path, metrics["split"]), (floor_path, floor["split"])),
+        ("frames", (metrics_path, metrics["frames"]), (floor_path, floor["frames"])),
+    ])
+    benchmark.space(identity.label_space)  # a label space the benchmark's models may predict in
+    return metrics, floor, dataset_id, identity, spec
+
+
+DOCUMENT_FIELDS = ("benchmark", "split", "model", "kind", "label_space", "frames", "results")
+
+
+def check_agreement(fields: Sequence[tuple[Any, ...]]) -> None:
+    """Each (field, (source, value), ...): every source's value the first one's, or a
+    SegbenchError naming both sources, the field and both values."""
+    for field, (first, expected), *others in fields:
+        for source, value in others:
+            if value != expected:
+                raise SegbenchError(f"{source} and {first} disagree on the {field}: {value!r} and {expected!r}; "
+                                    "refusing to write a submission record from them")
 
 
 def submission(
