@@ -780,6 +780,38 @@ def _(w: World, tmp: Path) -> Run:
                               "['label_space'])\n", identity={**IDD_IDENTITY, "spec": spec})
 
 
+@case("cli-record-of-another-checkpoint")
+def _(w: World, tmp: Path) -> Run:
+    """The metrics of the catalogue's checkpoint with the identity of other bytes under its name."""
+    record = json.loads(w.record.read_text())
+    identity = {"name": "tiny", "kind": "checkpoint", "label_space": "painting-vision-10",
+                "classes": list(load_label_space("painting-vision-10").names), "checkpoint_sha256": "2" * 64,
+                "path": str(w.pt), "spec": {"name": "tiny", "kind": "checkpoint", "path": str(w.pt),
+                                            "label_space": "painting-vision-10"}}
+    return record_run(w, tmp, f"segbench: error: {w.metrics} and {tmp / 'identity.json'} disagree on the "
+                              f"checkpoint_sha256: '{record['checkpoint_sha256']}' and '{'2' * 64}'; refusing to write "
+                              "a submission record from them\n", identity=identity)
+
+
+@case("cli-record-metrics-of-unknown-data")
+def _(w: World, tmp: Path) -> Run:
+    """Metrics from counts scored without a frame index: they do not say which data they are of."""
+    metrics = tmp / "metrics.json"
+    metrics.write_text(json.dumps({**json.loads(w.metrics.read_text()), "dataset_id": None}))
+    record = json.loads(w.record.read_text())
+    return record_run(w, tmp, f"segbench: error: {metrics} does not state the dataset_id ({tmp / 'dataset_id.json'}: "
+                              f"'{record['dataset_id']}'; counts scored with --frames INDEX and --identity RECORD do); "
+                              "refusing to write a submission record\n", metrics=metrics)
+
+
+@case("cli-record-of-another-datasets-metrics")
+def _(w: World, tmp: Path) -> Run:
+    record = json.loads(w.record.read_text())
+    return record_run(w, tmp, f"segbench: error: {w.metrics} and {tmp / 'dataset_id.json'} disagree on the dataset_id: "
+                              f"'{record['dataset_id']}' and 'pv1:{'3' * 64}'; refusing to write a submission record "
+                              "from them\n", dataset_id="pv1:" + "3" * 64)
+
+
 @case("cli-record-of-another-benchmarks-dataset")
 def _(w: World, tmp: Path) -> Run:
     return record_run(w, tmp, f"segbench: error: {tmp / 'dataset_id.json'} and --benchmark disagree on the dataset_id "
@@ -1070,3 +1102,10 @@ def test_a_failed_rerun_says_which_earlier_records_it_left(world, tmp_path, caps
     err = capsys.readouterr().err
     assert f"records of an earlier run left unchanged: {earlier}" in err
     assert earlier.read_text() == "{}"
+
+
+def test_the_record_step_takes_agreeing_inputs(world, tmp_path, capsys):
+    """The control of the `segbench record` cases: the valid run's four files give its record."""
+    run = record_run(world, tmp_path)
+    assert cli.main(run.argv) == 0, capsys.readouterr().err
+    assert json.loads((tmp_path / "out" / "submission.json").read_text()) == json.loads(world.record.read_text())

@@ -78,8 +78,8 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def evaluate_model(args: argparse.Namespace, benchmark: Any, frames: list, spec: ModelSpec, space: Any,
-                   work: Path) -> dict[str, Any]:
+def evaluate_model(args: argparse.Namespace, benchmark: Any, frames: list, spec: ModelSpec, identity: Any,
+                   space: Any, work: Path, dataset_id: str) -> dict[str, Any]:
     folder = work / spec.name
     if spec.kind != "predictions":
         predictions = folder / "predictions"
@@ -89,7 +89,7 @@ def evaluate_model(args: argparse.Namespace, benchmark: Any, frames: list, spec:
         predictions = spec.path
     with timed(f"scoring: {spec.name}"):
         score_model(benchmark, frames, spec.name, spec.kind, space, predictions, folder / "counts.parquet",
-                    frames[0].split)
+                    frames[0].split, dataset_id, identity.checkpoint_sha256)
         return metrics_document(benchmark, [folder / "counts.parquet"])
 
 
@@ -145,10 +145,10 @@ def run(args: argparse.Namespace) -> None:
     print(f"audit passed with {len(report.warnings)} warning(s): {work / 'audit.txt'}")
 
     with timed("floor"):
-        score_floor(benchmark, frames, work / "floor" / "counts.parquet", split)
+        score_floor(benchmark, frames, work / "floor" / "counts.parquet", split, manifest["dataset_id"])
         floor = metrics_document(benchmark, [work / "floor" / "counts.parquet"])
-    documents = {spec.name: evaluate_model(args, benchmark, frames, spec, identities[spec.name][1], work)
-                 for spec in [model, *baselines]}
+    documents = {spec.name: evaluate_model(args, benchmark, frames, spec, *identities[spec.name], work,
+                                           manifest["dataset_id"]) for spec in [model, *baselines]}
 
     records = {}
     for spec in [model, *baselines]:

@@ -59,9 +59,15 @@ def model_input(args: argparse.Namespace, name: str, path: Path | None) -> None:
 
 def frames_of(args: argparse.Namespace, benchmark) -> list:
     """The frames of --split (from --frames INDEX when given), or of one --shard of --shards."""
-    from ..steps.frames import frames_of_split, shard
+    return frames_and_dataset(args, benchmark)[0]
 
-    return shard(frames_of_split(benchmark, args.data, args.split, args.frames), args.shards, args.shard)
+
+def frames_and_dataset(args: argparse.Namespace, benchmark) -> tuple[list, str | None]:
+    """frames_of's frames, with the dataset_id of --frames INDEX (None without one)."""
+    from ..steps.frames import shard, split_and_dataset
+
+    frames, dataset_id = split_and_dataset(benchmark, args.data, args.split, args.frames)
+    return shard(frames, args.shards, args.shard), dataset_id
 
 
 def frames_of_whole_split(args: argparse.Namespace, benchmark) -> list:
@@ -93,15 +99,16 @@ def run_infer(step: ModuleType, args: argparse.Namespace) -> None:
 
 def run_score(step: ModuleType, args: argparse.Namespace) -> None:
     benchmark = benchmark_of(args)
-    frames = frames_of(args, benchmark)
+    frames, dataset_id = frames_and_dataset(args, benchmark)
     if args.floor:
-        step.score_floor(benchmark, frames, args.out, args.split)
+        step.score_floor(benchmark, frames, args.out, args.split, dataset_id)
         return
+    checkpoint_sha256 = None
     if args.identity is not None:  # the workflow: the label space its identity step recorded
         from ..records.identity import read_identity
 
         identity, space, spec = read_identity(args.identity, benchmark)
-        name, kind = identity.name, identity.kind
+        name, kind, checkpoint_sha256 = identity.name, identity.kind, identity.checkpoint_sha256
         folder = args.predictions if args.predictions is not None else spec.path
         model_input(args, name, folder)
     elif args.label_space is not None:  # a folder of masks named by no config
@@ -117,7 +124,8 @@ def run_score(step: ModuleType, args: argparse.Namespace) -> None:
         raise SegbenchError("score needs --predictions DIR (the masks to score)")
     if kind == "predictions":  # made elsewhere: exactly one mask per frame of the split
         step.check_predictions(folder, frames_of_whole_split(args, benchmark))
-    step.score_model(benchmark, frames, name or folder.name, kind, space, folder, args.out, args.split)
+    step.score_model(benchmark, frames, name or folder.name, kind, space, folder, args.out, args.split, dataset_id,
+                     checkpoint_sha256)
 
 
 def run_metrics(step: ModuleType, args: argparse.Namespace) -> None:

@@ -15,15 +15,16 @@ from ..records.identity import space_named
 
 
 def merge_counts(benchmark: Benchmark, paths: Sequence[Path]) -> tuple[FrameCounts, dict[str, Any], LabelSpace]:
-    """Read and merge shard counts; they must agree on benchmark, split and model."""
+    """Read and merge shard counts; they must agree on benchmark, split, dataset and model."""
     parts = [read_counts(p) for p in paths]
     if not parts:
         raise SegbenchError("no counts files given")
     first = parts[0][1]
     for path, (_, meta) in zip(paths, parts):
-        for key in ("benchmark", "split", "model"):
-            if meta[key] != first[key]:
-                raise SegbenchError(f"{path}: {key} is {meta[key]!r} but {paths[0]} has {first[key]!r}; not mergeable")
+        for key in ("benchmark", "split", "dataset_id", "model"):
+            if meta.get(key) != first.get(key):
+                raise SegbenchError(f"{path}: {key} is {meta.get(key)!r} but {paths[0]} has {first.get(key)!r}; "
+                                    "not mergeable")
     if first["benchmark"] != benchmark.name:
         raise SegbenchError(f"{paths[0]}: counts are for benchmark '{first['benchmark']}', not '{benchmark.name}'")
     try:

@@ -17,9 +17,17 @@ from ..records.frameindex import index_frames, read_index
 def frames_of_split(benchmark: Benchmark, data: Path, split: str, index: Path | None = None) -> list[Frame]:
     """The split's frames, sorted by frame id: from the frame index when given (read once by the
     workflow), else from the dataset's own listing."""
+    return split_and_dataset(benchmark, data, split, index)[0]
+
+
+def split_and_dataset(benchmark: Benchmark, data: Path, split: str,
+                      index: Path | None = None) -> tuple[list[Frame], str | None]:
+    """frames_of_split's frames, with the dataset_id the frame index records (None without one)."""
     benchmark.check_split(split)
-    frames = read_dataset(benchmark, data) if index is None else index_frames(read_index(index, benchmark.name), data)
-    return select_split(frames, split)
+    if index is None:
+        return select_split(read_dataset(benchmark, data), split), None
+    document = read_index(index, benchmark.name)
+    return select_split(index_frames(document, data), split), document["dataset_id"]
 
 
 def shard(frames: Sequence[Frame], shards: int | None, index: int | None) -> list[Frame]:

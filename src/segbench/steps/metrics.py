@@ -18,7 +18,8 @@ from .counts import merge_counts
 def metrics_document(benchmark: Benchmark, paths: Sequence[Path]) -> dict[str, Any]:
     """All reports of the benchmark for the merged counts, with what they were computed from."""
     counts, meta, space = merge_counts(benchmark, paths)
-    return document(benchmark, counts, space, meta["split"], meta["model"]["name"], meta["model"]["kind"])
+    return document(benchmark, counts, space, meta["split"], meta["model"]["name"], meta["model"]["kind"],
+                    meta.get("dataset_id"), meta["model"].get("checkpoint_sha256"))
 
 
 def predictions_metrics(benchmark: Benchmark, frames: Sequence[Frame], folder: Path, space: LabelSpace,
@@ -35,14 +36,18 @@ def predictions_metrics(benchmark: Benchmark, frames: Sequence[Frame], folder: P
     return document(benchmark, counts, space, split, Path(folder).name, "predictions")
 
 
-def document(benchmark: Benchmark, counts: FrameCounts, space: LabelSpace, split: str, model: str,
-             kind: str) -> dict[str, Any]:
+def document(benchmark: Benchmark, counts: FrameCounts, space: LabelSpace, split: str, model: str, kind: str,
+             dataset_id: str | None = None, checkpoint_sha256: str | None = None) -> dict[str, Any]:
+    """The metrics document; `dataset_id` and `checkpoint_sha256` (None where the counts do not
+    say) are what `segbench record` checks against the dataset and identity records."""
     gt_lut = benchmark.ground_truth.raw_lut()
     return {
         "benchmark": benchmark.name,
         "split": split,
+        "dataset_id": dataset_id,
         "model": model,
         "kind": kind,
+        "checkpoint_sha256": checkpoint_sha256,
         "label_space": space.name,
         "frames": len(counts.frame_ids),
         "pixels_evaluated": int(counts.count[gt_lut[counts.gt] >= 0].sum()),

@@ -20,26 +20,32 @@ from ..stages.scoring import score_constant, score_predictions
 
 
 def score_model(benchmark: Benchmark, frames: Sequence[Frame], name: str, kind: str, space: LabelSpace,
-                predictions: Path, out: Path, split: str) -> FrameCounts:
-    """Per-frame counts of the masks in `predictions` (in label space `space`), written to `out`."""
+                predictions: Path, out: Path, split: str, dataset_id: str | None = None,
+                checkpoint_sha256: str | None = None) -> FrameCounts:
+    """Per-frame counts of the masks in `predictions` (in label space `space`), written to `out`
+    with the dataset and the model's bytes they are of, where known (the record step checks them)."""
     require_labels(frames, "scoring")
     counts = score_predictions(frames, predictions, benchmark.ground_truth, space, benchmark.evaluation_size,
                                band_plan(benchmark, space))
-    return _write(benchmark, counts, {"name": name, "kind": kind}, space, out, split)
+    model = {"name": name, "kind": kind, "checkpoint_sha256": checkpoint_sha256}
+    return _write(benchmark, counts, model, space, out, split, dataset_id)
 
 
-def score_floor(benchmark: Benchmark, frames: Sequence[Frame], out: Path, split: str) -> FrameCounts:
+def score_floor(benchmark: Benchmark, frames: Sequence[Frame], out: Path, split: str,
+                dataset_id: str | None = None) -> FrameCounts:
     """Per-frame counts of the floor: the benchmark's floor class everywhere, from the ground truth alone."""
     require_labels(frames, "scoring")
     space = benchmark.ground_truth
     counts = score_constant(frames, benchmark.floor_class, space, benchmark.evaluation_size,
                             band_plan(benchmark, space))
-    return _write(benchmark, counts, {"name": "floor", "kind": "floor"}, space, out, split)
+    return _write(benchmark, counts, {"name": "floor", "kind": "floor", "checkpoint_sha256": None}, space, out, split,
+                  dataset_id)
 
 
-def _write(benchmark: Benchmark, counts: FrameCounts, model: dict, space: LabelSpace, out: Path, split: str) -> FrameCounts:
+def _write(benchmark: Benchmark, counts: FrameCounts, model: dict, space: LabelSpace, out: Path, split: str,
+           dataset_id: str | None) -> FrameCounts:
     model = {**model, "label_space": {"name": space.name, "classes": space.names}}
-    write_counts(out, counts, {"benchmark": benchmark.name, "split": split, "model": model})
+    write_counts(out, counts, {"benchmark": benchmark.name, "split": split, "dataset_id": dataset_id, "model": model})
     return counts
 
 

@@ -26,7 +26,8 @@ def record_inputs(benchmark: Benchmark, metrics_path: Path, floor_path: Path, id
                   dataset_path: Path) -> tuple[dict[str, Any], dict[str, Any], str, ModelIdentity, ModelSpec]:
     """What a submission record is made of, read from the files `segbench metrics`, `identify` and
     `manifest --dataset-id-out` write: (metrics, floor metrics, dataset_id, identity, spec), refused
-    unless they are of one benchmark, label space, split, dataset and model (check_agreement)."""
+    unless they are of one benchmark, label space, split, dataset (its dataset_id) and model (its
+    name, kind and checkpoint_sha256): check_agreement."""
     identity, _, spec = read_identity(identity_path, benchmark)
     metrics = read_json_fields(metrics_path, DOCUMENT_FIELDS)
     floor = read_json_fields(floor_path, DOCUMENT_FIELDS)
@@ -40,6 +41,10 @@ def record_inputs(benchmark: Benchmark, metrics_path: Path, floor_path: Path, id
         ("model", (identity_path, f"{identity.name} ({identity.kind})"),
          (metrics_path, f"{metrics['model']} ({metrics['kind']})")),
         ("model", ("the floor", "floor (floor)"), (floor_path, f"{floor['model']} ({floor['kind']})")),
+        ("dataset_id", (dataset_path, dataset_id), (metrics_path, metrics.get("dataset_id")),
+         (floor_path, floor.get("dataset_id"))),
+        ("checkpoint_sha256", (identity_path, identity.checkpoint_sha256),
+         (metrics_path, metrics.get("checkpoint_sha256"))),
         ("split", (metrics_path, metrics["split"]), (floor_path, floor["split"])),
         ("frames", (metrics_path, metrics["frames"]), (floor_path, floor["frames"])),
     ])
@@ -52,9 +57,12 @@ DOCUMENT_FIELDS = ("benchmark", "split", "model", "kind", "label_space", "frames
 
 def check_agreement(fields: Sequence[tuple[Any, ...]]) -> None:
     """Each (field, (source, value), ...): every source's value the first one's, or a
-    SegbenchError naming both sources, the field and both values."""
+    SegbenchError naming both sources, the field and both values (None: the source does not say)."""
     for field, (first, expected), *others in fields:
         for source, value in others:
+            if value is None:
+                raise SegbenchError(f"{source} does not state the {field} ({first}: {expected!r}; counts scored with "
+                                    "--frames INDEX and --identity RECORD do); refusing to write a submission record")
             if value != expected:
                 raise SegbenchError(f"{source} and {first} disagree on the {field}: {value!r} and {expected!r}; "
                                     "refusing to write a submission record from them")
