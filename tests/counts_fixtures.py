@@ -46,7 +46,7 @@ def floored(frames=FRAMES) -> list:
 
 
 def write_shard(folder, name, frame_ids, cells, split="test", model="best", benchmark="painting-vision",
-                classes=None):
+                classes=None, dataset_id=None):
     """FOLDER/NAME.parquet: counts of `frame_ids` as the scoring step writes them (a checkpoint
     predicting in painting-vision-10, or in a space of that name with `classes`);
     cells: (frame index, gt raw, pred raw, pixels)."""
@@ -55,5 +55,6 @@ def write_shard(folder, name, frame_ids, cells, split="test", model="best", benc
     space = {"name": PV10.name, "classes": list(classes or PV10.names)}
     path = folder / f"{name}.parquet"
     write_counts(path, FrameCounts(tuple(frame_ids), index, gt, pred, count),
-                 {"benchmark": benchmark, "split": split, "model": {"name": model, "kind": "checkpoint", "label_space": space}})
+                 {"benchmark": benchmark, "split": split, "dataset_id": dataset_id,
+                  "model": {"name": model, "kind": "checkpoint", "label_space": space}})
     return path

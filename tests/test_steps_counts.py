@@ -1,5 +1,5 @@
 """Stored shard counts read and merged (segbench.steps.counts): shards must agree on benchmark,
-split and model."""
+split, dataset and model."""
 
 import pytest
 from counts_fixtures import write_shard
@@ -25,7 +25,8 @@ def test_shards_merge_their_frames_and_cells_in_order(tmp_path):
     assert counts_split(two) == "test"
 
 
-@pytest.mark.parametrize("field, value", [("split", "val"), ("model", "other"), ("benchmark", "easyportrait")])
+@pytest.mark.parametrize("field, value", [("split", "val"), ("model", "other"), ("benchmark", "easyportrait"),
+                                          ("dataset_id", "pv1:" + "1" * 64)])
 def test_shards_that_disagree_are_not_merged(tmp_path, field, value):
     one = write_shard(tmp_path, "one", ["a"], [(0, 1, 1, 5)])
     two = write_shard(tmp_path, "two", ["b"], [(0, 1, 1, 5)], **{field: value})
