@@ -1,4 +1,5 @@
-"""Which frames a step works on (segbench.steps.frames): one shard of a split."""
+"""Which frames a step works on (segbench.steps.frames): one shard of a split; a split from the
+frame index with the dataset_id it records."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ import pytest
 
 from segbench.datasets.base import Frame
 from segbench.errors import SegbenchError
-from segbench.steps.frames import shard
+from segbench.protocols.definitions import load_benchmark
+from segbench.steps.dataset_identity import write_identity
+from segbench.steps.frames import shard, split_and_dataset
 
 FRAMES = [Frame(f"f{i:02d}", "w", "test", Path(f"images/f{i:02d}.png"), Path(f"labels/f{i:02d}.png")) for i in range(30)]
 
@@ -37,3 +40,12 @@ def test_a_shard_that_does_not_exist_is_named(shards, index, message):
     with pytest.raises(SegbenchError) as exc:
         shard(FRAMES, shards, index)
     assert str(exc.value) == message
+
+
+def test_a_split_from_the_frame_index_comes_with_its_dataset_id(pv_data, tmp_path):
+    benchmark = load_benchmark("painting-vision")
+    manifest = write_identity(benchmark, pv_data, None, None, None, tmp_path / "frames.json")
+    indexed, dataset_id = split_and_dataset(benchmark, pv_data, "test", tmp_path / "frames.json")
+    listed, none = split_and_dataset(benchmark, pv_data, "test")
+    assert dataset_id == manifest["dataset_id"] and none is None
+    assert [f.frame_id for f in indexed] == [f.frame_id for f in listed] == ["d1", "e1"]
