@@ -33,9 +33,9 @@ def export_model(benchmark: Benchmark, manifest: Path, split: str, data: Path, s
     removed, whatever happens. Returns what export_predictions does."""
     frames, dataset_id = manifest_frames(benchmark, manifest, split)
     _, on_disk = identify_dataset(benchmark, data, manifest)  # refuses data that differ from the manifest
-    space = model_space(spec, benchmark)
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=f".{out.name}.", dir=out.parent) as work:
         infer(benchmark, select_split(on_disk, split), spec, Path(work), batch_size, device, progress=False)
+        space = model_space(spec, benchmark)
         void = export_upload(benchmark, frames, dataset_id, Path(work), out, space)
     return len(void), dataset_id, void_warnings(space, void)
