@@ -12,14 +12,15 @@ IDENTITY = {"benchmark": "bench-a", "benchmark_version": "1.0", "taxonomy_versio
 
 def record(name: str, miou: float, acc: float, beaten: bool, **identity) -> dict:
     return {**IDENTITY, **identity, "model": {"name": name, "kind": "checkpoint", "label_space": "s"},
-            "checkpoint_sha256": "0" * 64, "frames": 10, "floor": {"metric": "main.mIoU", "beaten": beaten},
+            "checkpoint_sha256": "0" * 64, "frames": 10, "pixels_predicted_void": 0,
+            "floor": {"metric": "main.mIoU", "beaten": beaten},
             "main": {"mIoU": miou, "acc": acc}}
 
 
 def floor(miou: float, **identity) -> dict:
     merged = {**IDENTITY, **identity}
     return {"benchmark": merged["benchmark"], "split": merged["split"], "label_space": "s", "frames": 10,
-            "results": {"main": {"mIoU": miou, "acc": 0.5}}}
+            "pixels_predicted_void": 0, "results": {"main": {"mIoU": miou, "acc": 0.5}}}
 
 
 def uncertainty(name: str, miou: float, benchmark: str = "bench-a", baseline: str | None = "base") -> dict:

@@ -996,6 +996,103 @@ def _(w: World, tmp: Path) -> Run:
     return Run(run.entry, [*run.argv, "--predictions", str(w.preds)], run.code, run.needles)
 
 
+# --- forgeries: void predictions are accepted, and earn nothing --------------------------------
+# A void value (255) in a prediction is not refused (an upload may abstain on a pixel) but is a miss
+# of the pixel's ground-truth class; dropping it, as ground-truth void is, let a blank upload score
+# 1.0. Each case's command succeeds, says how many pixels were void, and scores what they earned.
+
+
+@dataclass(frozen=True)
+class Forgery:
+    run: Run  # code 0; needles in stdout + stderr
+    check: Callable[[Path], None]  # on the case's tmp folder, after the run
+
+
+FORGERIES: dict[str, Callable[[World, Path], Forgery]] = {}
+
+
+def forgery(name: str):
+    def register(make: Callable[[World, Path], Forgery]) -> Callable[[World, Path], Forgery]:
+        assert name not in FORGERIES
+        FORGERIES[name] = make
+        return make
+
+    return register
+
+
+def voided_preds(w: World, tmp: Path, keep: Callable[[np.ndarray], np.ndarray]) -> Path:
+    """The labels as predictions, 255 wherever `keep(label)` is False."""
+    folder = tmp / "forged"
+    folder.mkdir()
+    for frame_id in w.test_frames:
+        label = np.asarray(Image.open(w.preds / f"{frame_id}.png"))
+        write_png(folder / f"{frame_id}.png", np.where(keep(label), label, 255).astype(np.uint8))
+    return folder
+
+
+def one_pixel(label: np.ndarray) -> np.ndarray:
+    """The first labelled pixel of each frame."""
+    first = np.zeros(label.size, bool)
+    first[np.flatnonzero(label.ravel() != 255)[0]] = True
+    return first.reshape(label.shape)
+
+
+def blank_record_check(pixels_kept: int) -> Callable[[Path], None]:
+    def check(tmp: Path) -> None:
+        record = json.loads((tmp / "out" / "submission.json").read_text())
+        floor = record["floor"]
+        assert record["pixels_predicted_void"] == record["pixels_evaluated"] - pixels_kept > 0
+        assert record["shared_metrics"]["mIoU"] <= floor["value"] and floor["beaten"] is False
+        if pixels_kept == 0:  # every class present has IoU 0
+            assert record["shared_metrics"]["iou"] == {"other": 0.0, "wall": 0.0, "window": 0.0}
+            assert record["paint_state_metrics"]["mIoU_full_10class"] == 0.0
+
+    return check
+
+
+@forgery("oneshot-predictions-all-void")
+def _(w: World, tmp: Path) -> Forgery:
+    folder = voided_preds(w, tmp, lambda label: np.zeros(label.shape, bool))
+    run = predictions_run(tmp, w, folder, "pixels predicted as void", "counted as misses", code=0)
+    return Forgery(run, blank_record_check(0))
+
+
+@forgery("oneshot-predictions-void-but-one-right-pixel-a-frame")
+def _(w: World, tmp: Path) -> Forgery:
+    folder = voided_preds(w, tmp, one_pixel)
+    run = predictions_run(tmp, w, folder, "pixels predicted as void", code=0)
+    return Forgery(run, blank_record_check(len(w.test_frames)))
+
+
+def void_warning(frame_id: str, pixels: int) -> str:
+    return f"frame {frame_id}: {pixels:,} pixels predicted as void (255) in 'painting-vision-10', counted as misses"
+
+
+@forgery("check-submission-of-void-masks")
+def _(w: World, tmp: Path) -> Forgery:
+    folder = voided_preds(w, tmp, one_pixel)
+    members = {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+    path = zip_of(tmp / "upload.zip", {**members, "dataset_id.txt": stated_id(w)})
+    size = np.asarray(Image.open(folder / f"{w.test_frames[0]}.png")).size
+    needles = tuple(void_warning(f, size - 1) for f in w.test_frames)
+    return Forgery(Run("cli", ["check-submission", str(path), "--dataset-manifest", str(w.manifest)], 0,
+                       ("accepted", *needles)), lambda tmp: None)
+
+
+@forgery("export-of-void-masks")
+def _(w: World, tmp: Path) -> Forgery:
+    folder = voided_preds(w, tmp, lambda label: label != 0)  # abstains on the class 'other'
+    counts = {f: int((np.asarray(Image.open(w.preds / f"{f}.png")) == 0).sum()) for f in w.test_frames}
+
+    def check(tmp: Path) -> None:
+        with zipfile.ZipFile(tmp / "out" / "upload.zip") as upload:
+            assert sorted(upload.namelist()) == sorted([f"{f}.png" for f in w.test_frames] + ["dataset_id.txt"])
+
+    return Forgery(Run("cli", ["export", "--dataset-manifest", str(w.manifest), "--predictions", str(folder),
+                               "--out", str(tmp / "out" / "upload.zip")], 0,
+                       tuple(void_warning(f, n) for f, n in counts.items())), check)
+
+
 # --- the runner --------------------------------------------------------------------------------
 
 
@@ -1026,6 +1123,19 @@ def test_bad_input_is_refused_cleanly(name, world, tmp_path, capsys):
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").rglob("*")), "output left behind"
     assert not [p for p in tmp_path.rglob("*.partial")], "partial file left behind"
     assert {path: path.read_bytes() for path in run.unchanged} == before, "an input was changed"
+
+
+@pytest.mark.parametrize("name", sorted(FORGERIES))
+def test_void_predictions_are_accepted_and_earn_nothing(name, world, tmp_path, capsys):
+    forged = FORGERIES[name](world, tmp_path)
+    main = oneshot.main if forged.run.entry == "oneshot" else cli.main
+    code = main(forged.run.argv)
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "Traceback" not in out + err
+    for needle in forged.run.needles:
+        assert needle in out + err, f"{needle!r} not in {out + err!r}"
+    forged.check(tmp_path)
 
 
 @pytest.mark.parametrize("form", ["folder", "zip", "tar.gz"])

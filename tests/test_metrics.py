@@ -121,3 +121,20 @@ def test_perfect_prediction_on_an_odd_size_frame():
     pred = gt.copy()
     shared = evaluate(PV, counts((gt, pred)), PV.ground_truth)["shared_metrics"]
     assert shared["mIoU"] == 1.0 and shared["window_precision"] is None
+
+
+def test_the_no_class_column_is_a_false_negative_and_a_false_positive_nowhere():
+    # Two classes; the last column: pixels predicted as no class (void).
+    cm = np.array([[6, 2, 4],
+                   [1, 3, 0]])
+    square = cm[:, :2]
+    assert metrics.true_positives(cm).tolist() == [6, 3]
+    assert metrics.ground_truth_area(cm).tolist() == [12, 4] and metrics.predicted_area(cm).tolist() == [7, 5]
+    np.testing.assert_array_equal(metrics.iou(cm), [6 / (12 + 7 - 6), 3 / (4 + 5 - 3)])
+    np.testing.assert_array_equal(metrics.dice(cm), [12 / (12 + 7), 6 / (4 + 5)])
+    np.testing.assert_array_equal(metrics.class_accuracy(cm), [6 / 12, 3 / 4])
+    assert metrics.pixel_accuracy(cm) == 9 / 16 and metrics.precision(cm, 0) == 6 / 7 and metrics.recall(cm, 0) == 0.5
+    np.testing.assert_array_equal(metrics.iou(square), [6 / 9, 3 / 6])  # without the column: a square matrix
+    stack = np.stack([cm, np.zeros_like(cm)])
+    assert metrics.per_frame_mean_iou(stack, "ground_truth", np.ones(2, bool))[0] == (6 / 13 + 3 / 6) / 2
+    assert metrics.fraction_mae(stack, np.array([False, True]), np.array([True, True])) == (abs(5 / 12 - 4 / 16), 1)

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from segbench.protocols.definitions import load_benchmark
@@ -83,3 +84,51 @@ def test_a_file_that_is_not_a_checkpoint_is_refused(tmp_path):
     bogus.write_text("not a checkpoint")
     done = oneshot("--data", "data", "--checkpoint", str(bogus), "--work-dir", str(tmp_path / "work"))
     assert done.returncode == 1 and str(bogus) in done.stderr and "Traceback" not in done.stderr
+
+
+def test_best_with_its_wrong_pixels_void_earns_nothing_for_them(two_runs, tmp_path):
+    """`best`'s masks with every wrong pixel set to 255, through benchmark.py --emit-submission: the
+    void pixels are misses, so each class's recall (and mAcc) stays exactly best's, and the mIoUs are
+    mmsegmentation's (histc counting, written out in forgery_fixtures), strictly below 1.0 (dropping
+    them gave 1.0)."""
+    from forgery_fixtures import VOID, mmseg_areas, read, void_the_wrong_pixels
+    from segbench.core import metrics
+    from segbench.core.evaluation import report_matrix
+    from segbench.records.countsio import read_counts
+    from segbench.steps.frames import frames_of_split
+    from segbench.steps.metrics import metrics_document
+
+    folder, _ = two_runs[0]
+    work = folder / "work" / "painting-vision" / "test"
+    frames = frames_of_split(PV, ROOT / "data", "test")
+    forged = void_the_wrong_pixels(frames, work / "best" / "predictions", tmp_path / "forged")
+    done = oneshot("--data", "data", "--checkpoint", str(forged), "--checkpoint-kind", "predictions", "--label-space",
+                   "painting-vision-10", "--dataset-manifest", "data_manifest.json", "--emit-submission",
+                   str(tmp_path / "submission.json"), "--work-dir", str(tmp_path / "work"))
+    assert done.returncode == 0, done.stderr[-3000:]
+    record = read_record(tmp_path / "submission.json", PV)
+    best = metrics_document(PV, [work / "best" / "counts.parquet"])["results"]
+    results = metrics_document(PV, [tmp_path / "work" / "painting-vision" / "test" / "forged" / "counts.parquet"])["results"]
+
+    pairs = [(read(f.label), read(forged / f.prediction)) for f in frames]
+    wrong = sum(int((pred == VOID).sum() - (gt == VOID)[pred == VOID].sum()) for gt, pred in pairs)
+    assert record["pixels_predicted_void"] == wrong > 0
+    assert f"forged: {wrong:,} of {record['pixels_evaluated']:,} evaluated pixels predicted as void" in done.stdout
+    tier1 = np.full(256, VOID, np.uint8)
+    tier1[:10] = [0, 1, 1, 1, 0, 0, 0, 0, 2, 0]  # the specification's reduction, written out
+    for lut, classes, miou in ((None, 10, record["paint_state_metrics"]["mIoU_full_10class"]),
+                               (tier1, 3, record["shared_metrics"]["mIoU"])):
+        intersect, union, label = mmseg_areas(pairs, classes, lut)
+        present = label > 0  # the protocol's mean: over the classes present in the ground truth
+        assert miou == float((intersect[present] / union[present]).mean())
+        assert miou < 1.0
+    intersect, _, label = mmseg_areas(pairs, 10)
+    ten = next(r for r in PV.reports if r.key == "paint_state_metrics")
+    recalls = [metrics.class_accuracy(report_matrix(PV, ten, ten.space, read_counts(path)[0]))
+               for path in (work / "best" / "counts.parquet", tmp_path / "work" / "painting-vision" / "test" / "forged"
+                            / "counts.parquet")]
+    np.testing.assert_array_equal(recalls[1], recalls[0])
+    np.testing.assert_array_equal(recalls[1], intersect / label)
+    assert results["paint_state_metrics"]["mAcc"] == best["paint_state_metrics"]["mAcc"]
+    assert results["shared_metrics"]["window_recall"] == best["shared_metrics"]["window_recall"]
+    assert record["shared_metrics"]["mIoU"] > best["shared_metrics"]["mIoU"]  # fewer false positives, never 1.0

@@ -65,6 +65,16 @@ def test_confusion_in_each_space(tmp_path):
     assert {"actual": "wall", "predicted": "other", "pixels": 30, "fraction": round(30 / 215, 6)} in rows
 
 
+def test_confusion_shows_the_pixels_predicted_as_no_class_when_there_are_any():
+    tier1 = PV.reports[0].space
+    voided = counts([("w1_a", "w1", {(1, 255): 6, (1, 1): 2, (8, 8): 4, (255, 255): 3})])
+    confusion = plots.confusion_in(PV, tier1, Subject("m", voided, TEN))
+    assert confusion.cols == [*tier1.names, plots.NO_CLASS_COLUMN]
+    assert confusion.matrix.tolist() == [[0, 0, 0, 0], [0, 2, 0, 6], [0, 0, 4, 0]]
+    assert {"actual": "wall", "predicted": plots.NO_CLASS_COLUMN, "pixels": 6, "fraction": 0.75} \
+        in plots.confusion_rows(confusion)
+
+
 def test_confusion_of_a_model_in_another_space_shows_its_own_classes():
     # An ADE20K model cannot be mapped into the 10-class ground truth: its own classes are the columns.
     ade_counts = counts([("w1_a", "w1", {(1, 0): 10, (8, 8): 5, (0, 3): 7})])

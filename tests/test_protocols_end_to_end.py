@@ -4,7 +4,9 @@ synthetic datasets in the exact on-disk format, with a small untrained checkpoin
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
@@ -61,3 +63,39 @@ def test_audit_failure_stops_the_one_shot(tmp_path, capsys):
     assert code == 1
     err = capsys.readouterr().err
     assert "audit failed" in err and f"user '{train_user}' is in more than one split" in err
+
+
+def test_easyportrait_best_with_its_wrong_pixels_void_earns_nothing_for_them(tmp_path, capsys):
+    """The embedded easyportrait-best's masks with every wrong pixel set to 255: misses, so recall and
+    mAcc stay exactly its own and the mIoU is mmseg's (nanmean of histc areas, forgery_fixtures),
+    strictly below 1.0 (dropping them gave 1.0)."""
+    from forgery_fixtures import VOID, mmseg_areas, read, void_the_wrong_pixels
+    from segbench.steps.frames import frames_of_split
+    from segbench.steps.metrics import metrics_document
+
+    root = Path(__file__).resolve().parents[1]
+    benchmark = load_benchmark("easyportrait")
+    common = ["--benchmark", "easyportrait", "--data", str(root / "data-easyportrait"), "--split", "test",
+              "--dataset-manifest", str(root / "data-easyportrait_manifest.json"), "--device", "cpu"]
+    work = tmp_path / "work"
+    assert main([*common, "--checkpoint", str(root / "artifacts" / "easyportrait-best.pt"),
+                 "--work-dir", str(work)]) == 0, capsys.readouterr().err
+    frames = frames_of_split(benchmark, root / "data-easyportrait", "test")
+    scored = work / "easyportrait" / "test"
+    forged = void_the_wrong_pixels(frames, scored / "easyportrait-best" / "predictions", tmp_path / "forged")
+    assert main([*common, "--checkpoint", str(forged), "--checkpoint-kind", "predictions", "--label-space",
+                 "easyportrait-9", "--work-dir", str(work), "--emit-submission", str(tmp_path / "submission.json")]) == 0
+    assert "pixels predicted as void in 'easyportrait-9'" in capsys.readouterr().out
+    record = json.loads((tmp_path / "submission.json").read_text())
+    best = metrics_document(benchmark, [scored / "easyportrait-best" / "counts.parquet"])["results"]["easyportrait_9"]
+    results = metrics_document(benchmark, [scored / "forged" / "counts.parquet"])["results"]["easyportrait_9"]
+
+    pairs = [(read(f.label), read(forged / f.prediction)) for f in frames]
+    assert record["pixels_predicted_void"] == sum(int(((pred == VOID) & (gt != VOID)).sum()) for gt, pred in pairs) > 0
+    intersect, union, label = mmseg_areas(pairs, 9)
+    with np.errstate(invalid="ignore"):
+        mmseg_miou = float(np.nanmean(intersect / union))  # IoUMetric: NaN for an empty union, nanmean
+        mmseg_macc = float(np.nanmean(intersect / label))
+    assert record["easyportrait_9"]["mIoU_nan_skipping"] == mmseg_miou < 1.0
+    assert results["mAcc"] == best["mAcc"] == mmseg_macc
+    assert record["easyportrait_9"]["mIoU_nan_skipping"] > best["mIoU_nan_skipping"]  # no false positive left

@@ -203,3 +203,13 @@ def test_scoring_or_auditing_the_unlabelled_split_is_refused_naming_it(name, fix
                              "not evaluated")
     ]
     assert audit_dataset(data, load_benchmark(name), ["val"]).ok  # the labelled splits are audited as before
+
+
+def test_void_warnings_name_the_frame_the_count_and_the_space_s_void_values():
+    from segbench.stages.uploads import void_warnings
+
+    assert void_warnings(PV.ground_truth, {"d1": 1234, "e1": 0}) == [
+        "frame d1: 1,234 pixels predicted as void (255) in 'painting-vision-10', counted as misses"]
+    assert void_warnings(IDD.space("idd-level3"), {"d/a": 3}) == [
+        "frame d/a: 3 pixels predicted as void (26-255) in 'idd-level3', counted as misses"]
+    assert void_warnings(IDD.space("idd-level3-misc"), {"d/a": 0}) == []  # misc (>= 26) is a class there

@@ -249,7 +249,8 @@ def args_export(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data", type=input_path, help="the dataset, to run a model on the split (labels not needed)")
     p.add_argument("--checkpoint", type=input_path, help="with --data: the model, as benchmark.py takes it")
     p.add_argument("--checkpoint-kind", choices=["checkpoint", "torchscript", "onnx", "hf", "hf-segformer"])
-    p.add_argument("--label-space", help="with --checkpoint: its label space (default: as it declares)")
+    p.add_argument("--label-space", help="with --checkpoint: its label space (default: as it declares); with "
+                   "--predictions: the masks' (default: the benchmark's ground truth), whose void values are listed")
     add_model(p)
     p.add_argument("--batch-size", type=positive_int, default=4)
     p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")

@@ -170,6 +170,10 @@ def run(args: argparse.Namespace) -> None:
     print(f"\n{benchmark.title} v{benchmark.benchmark_version} — split {split}, {len(frames)} frames, "
           f"dataset {manifest['dataset_id'][:20]}…\n")
     print(render_text(columns, rows))
+    for name, record in records.items():
+        if record["pixels_predicted_void"]:
+            print(f"\nWARNING: {name}: {record['pixels_predicted_void']:,} of {record['pixels_evaluated']:,} evaluated "
+                  f"pixels predicted as void in '{record['model']['label_space']}': no class, counted as misses.")
     losers = [name for name, record in records.items() if record["floor"]["beaten"] is False]
     if losers:
         print(f"\nWARNING: {', '.join(losers)} do(es) not beat the floor: learned nothing on this benchmark.")

@@ -10,10 +10,18 @@ loads only what it runs.
 from __future__ import annotations
 
 import argparse
+import sys
+from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
 
 from ..errors import SegbenchError
+
+
+def warn(lines: Sequence[str]) -> None:
+    """Warnings (accepted, but worth knowing) on stderr, one a line."""
+    for line in lines:
+        print(f"warning: {line}", file=sys.stderr)
 
 
 def benchmark_of(args: argparse.Namespace):
@@ -240,14 +248,17 @@ def run_export(step: ModuleType, args: argparse.Namespace) -> None:
     split = args.split or benchmark.default_split
     named = args.checkpoint is not None or args.model is not None or args.model_spec is not None
     if args.predictions is not None and not named and args.data is None:
-        count, dataset_id = step.export_predictions(benchmark, args.dataset_manifest, split, args.predictions, args.out)
+        space = benchmark.space(args.label_space) if args.label_space else benchmark.ground_truth
+        count, dataset_id, warnings = step.export_predictions(benchmark, args.dataset_manifest, split, args.predictions,
+                                                              space, args.out)
     elif args.predictions is None and named and args.data is not None:
-        count, dataset_id = step.export_model(benchmark, args.dataset_manifest, split, args.data, export_model_spec(args),
-                                              args.out, args.batch_size, args.device)
+        count, dataset_id, warnings = step.export_model(benchmark, args.dataset_manifest, split, args.data,
+                                                        export_model_spec(args), args.out, args.batch_size, args.device)
     else:
         raise SegbenchError("export needs --predictions PATH (masks made elsewhere), or --data DIR and a model to run "
                             "on the split (--checkpoint PATH, --model NAME or --model-spec JSON), not both")
     print(f"{args.out}: {count} masks in the {benchmark.title} upload format, for dataset {dataset_id}")
+    warn(warnings)
 
 
 def export_model_spec(args: argparse.Namespace):
@@ -269,6 +280,7 @@ def run_check_submission(step: ModuleType, args: argparse.Namespace) -> None:
     summary = step.check_upload(benchmark, frames, dataset_id, args.archive, space, args.data)
     print(f"{args.archive}: accepted: {summary['frames']} frames of {dataset_id}, values {summary['values']} in "
           f"'{space.name}'")
+    warn(step.void_warnings(space, summary["void_pixels"]))
 
 
 def run_check_results(step: ModuleType, args: argparse.Namespace) -> None:

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import SegbenchError
-from .labels import LabelMapping, LabelSpace
+from .labels import LabelMapping, LabelSpace, no_class_column
 from .metric_registry import MetricSpec
 
 
@@ -100,6 +100,12 @@ class Benchmark:
         """(256,) raw value of a mask in `source` -> class index in `target` (DROP and INVALID
         kept): the source's raw lookup through `mapping(source, target)`."""
         return self.mapping(source, target).apply_to_raw(source.raw_lut())
+
+    def prediction_columns(self, source: LabelSpace, target: LabelSpace) -> np.ndarray:
+        """(256,) raw value of a prediction in `source` -> its column of a confusion matrix in
+        `target`: the class index, `target.size` for a void value of `source` (no class predicted:
+        a miss, never dropped), DROP for a class the mapping leaves out, INVALID."""
+        return no_class_column(self.mapping(source, target).apply_to_raw(source.prediction_lut()), target.size)
 
     def reaches(self, source: LabelSpace, target: LabelSpace) -> bool:
         """Whether `mapping(source, target)` exists: same class names, or a declared mapping."""

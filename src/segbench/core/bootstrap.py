@@ -61,8 +61,8 @@ class ReportData:
     """One report of one model: its per-frame matrices, summed per group."""
 
     report: ReportSpec
-    per_frame: np.ndarray  # (frames, K, K)
-    per_group: np.ndarray  # (groups, K, K)
+    per_frame: np.ndarray  # (frames, K, K + 1), evaluation.report_matrix
+    per_group: np.ndarray  # (groups, K, K + 1)
     frame_group: np.ndarray  # (frames,) group index
     group_bands: np.ndarray | None  # (groups, 3, K) boundary-band tallies; None without boundary metrics
 
@@ -82,15 +82,15 @@ def prepare(
             continue
         stack = report_matrix(benchmark, report, model_space, counts, per_frame=True)
         size = report.space.size
-        per_group = np.zeros((len(names), size * size), dtype=np.int64)
-        np.add.at(per_group, frame_group, stack.reshape(len(stack), -1))
+        per_group = np.zeros((len(names), *stack.shape[1:]), dtype=np.int64)
+        np.add.at(per_group, frame_group, stack)
         group_bands = None
         tallies = report_band_tallies(benchmark, report, model_space, counts) if any(
             function(spec).bands for spec in report.metrics) else None
         if tallies is not None:
             group_bands = np.zeros((len(names), BAND_TALLIES, size), dtype=np.int64)
             np.add.at(group_bands, frame_group, tallies)
-        data[report.key] = ReportData(report, stack, per_group.reshape(len(names), size, size), frame_group, group_bands)
+        data[report.key] = ReportData(report, stack, per_group, frame_group, group_bands)
     return names, data
 
 
@@ -106,8 +106,8 @@ def replicate_values(data: Mapping[str, ReportData], weights: np.ndarray) -> dic
         report = item.report
         size = report.space.size
         groups = item.per_group.shape[0]
-        # All resamples' matrices in one product: (B, G) @ (G, K*K).
-        matrices = (weights @ item.per_group.reshape(groups, -1)).reshape(len(weights), size, size)
+        # All resamples' matrices in one product: (B, G) @ (G, K*(K+1)).
+        matrices = (weights @ item.per_group.reshape(groups, -1)).reshape(len(weights), *item.per_group.shape[1:])
         bands = None if item.group_bands is None else (
             weights @ item.group_bands.reshape(groups, -1)).reshape(len(weights), BAND_TALLIES, size)
         specs = scalar_specs(report)

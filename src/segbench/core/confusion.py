@@ -88,7 +88,9 @@ class BandCounts:
     def tallies(self, space: str, row_lut: np.ndarray, col_lut: np.ndarray, size: int, frames: int) -> np.ndarray:
         """(frames, 3, size): per frame and class of `space`, the pixels in its ground-truth band,
         in its predicted band, in both. As in the confusion matrices, a pixel whose ground truth
-        or prediction maps to nothing (void, dropped) counts nowhere."""
+        or prediction maps below 0 (ground-truth void, a dropped class) counts nowhere, and one
+        predicted as no class (column `size`, labels.no_class_column) is in no predicted band: a
+        miss of its ground-truth class's band."""
         if space not in self.spaces:
             raise KeyError(space)
         keep = self.space == self.spaces.index(space)
@@ -97,7 +99,7 @@ class BandCounts:
         valid = (r >= 0) & (c >= 0)
         out = np.zeros((frames, BAND_TALLIES, size), np.int64)
         for tally, (chosen, cls) in enumerate((((flags & 1) > 0, r), ((flags & 2) > 0, c), ((flags == 3) & (r == c), r))):
-            chosen &= valid
+            chosen &= valid & (cls < size)
             np.add.at(out, (frame[chosen], tally, cls[chosen]), count[chosen])
         return out
 
@@ -192,7 +194,8 @@ class FrameCounts:
         return hist
 
     def reduced(self, row_lut: np.ndarray, col_lut: np.ndarray, rows: int, cols: int) -> np.ndarray:
-        """The summed confusion matrix in a label space: cells whose row or column maps below 0 vanish."""
+        """The summed confusion matrix in a label space: cells whose row or column maps below 0
+        vanish (a report's columns give a void prediction a column of its own: never below 0)."""
         r, c = row_lut[self.gt], col_lut[self.pred]
         keep = (r >= 0) & (c >= 0)
         matrix = np.zeros((rows, cols), dtype=np.int64)

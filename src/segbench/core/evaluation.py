@@ -14,7 +14,7 @@ import numpy as np
 from ..errors import SegbenchError
 from .benchmark import Benchmark, ReportSpec, applies
 from .confusion import FrameCounts
-from .labels import INVALID, LabelSpace
+from .labels import INVALID, NO_CLASS, LabelSpace
 from .metric_registry import function
 from .metric_values import ReportView, values
 
@@ -31,14 +31,25 @@ def check_counts(benchmark: Benchmark, counts: FrameCounts, model_space: LabelSp
         raise SegbenchError("invalid values in the confusion counts:\n  " + "\n  ".join(problems[:20]))
 
 
+def void_predictions(benchmark: Benchmark, counts: FrameCounts, model_space: LabelSpace) -> np.ndarray:
+    """(frames,) int64: per frame, the pixels of a labelled ground truth whose predicted value is
+    void in `model_space` (no class predicted: counted as misses, labels.NO_CLASS)."""
+    hit = (benchmark.ground_truth.raw_lut()[counts.gt] >= 0) & (model_space.prediction_lut()[counts.pred] == NO_CLASS)
+    out = np.zeros(len(counts.frame_ids), np.int64)
+    np.add.at(out, counts.frame[hit], counts.count[hit])
+    return out
+
+
 def report_matrix(benchmark: Benchmark, report: ReportSpec, model_space: LabelSpace, counts: FrameCounts, per_frame: bool = False) -> np.ndarray:
-    """The confusion matrix (or per-frame stack) of `counts` in the report's label space."""
+    """The K x (K + 1) confusion matrix (or per-frame stack) of `counts` in the report's label
+    space: rows the ground truth's classes, columns the predicted classes and, last, no class
+    predicted (a void prediction, metrics.py)."""
     size = report.space.size
     rows = benchmark.raw_lut(benchmark.ground_truth, report.space)
-    cols = benchmark.raw_lut(model_space, report.space)
+    cols = benchmark.prediction_columns(model_space, report.space)
     if per_frame:
-        return counts.reduced_per_frame(rows, cols, size, size)
-    return counts.reduced(rows, cols, size, size)
+        return counts.reduced_per_frame(rows, cols, size, size + 1)
+    return counts.reduced(rows, cols, size, size + 1)
 
 
 def report_view(benchmark: Benchmark, report: ReportSpec, model_space: LabelSpace, counts: FrameCounts) -> ReportView:
@@ -66,7 +77,7 @@ def report_band_tallies(
     if not counts.bands.spaces:
         return None
     rows = benchmark.raw_lut(benchmark.ground_truth, report.space)
-    cols = benchmark.raw_lut(model_space, report.space)
+    cols = benchmark.prediction_columns(model_space, report.space)
     try:
         return counts.bands.tallies(report.space.name, rows, cols, report.space.size, len(counts.frame_ids))
     except KeyError:

@@ -4,6 +4,11 @@ Every lookup is derived from the tables in config/label_spaces/; nothing here na
 Masks are uint8, so every mapping starts from the 256 possible raw values: a lookup table of
 length 256 sends each raw value to a class index, to DROP (excluded, e.g. void) or to INVALID
 (a value the protocol forbids; scoring reports it with the frame that holds it).
+
+The two sides read void differently: a ground-truth void pixel is excluded (DROP), a predicted
+void value is NO_CLASS, a prediction of no class that still counts against the pixel's
+ground-truth class (a miss), as mmsegmentation counts it; dropping it would let a blank upload
+score 1.0. A report's confusion matrix gives NO_CLASS a column of its own (no_class_column).
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from ..errors import SegbenchError
 RAW_VALUES = 256
 DROP = -1
 INVALID = -2
+NO_CLASS = -3  # a predicted void value: no class predicted, a miss of the pixel's ground-truth class
 
 
 @dataclass(frozen=True)
@@ -106,6 +112,17 @@ class LabelSpace:
         lut[list(self.void)] = DROP
         return lut
 
+    def prediction_lut(self) -> np.ndarray:
+        """Raw value of a predicted mask -> class index, NO_CLASS for void values (never dropped:
+        a miss), INVALID for anything else."""
+        lut = self.raw_lut()
+        lut[lut == DROP] = NO_CLASS
+        return lut
+
+    def void_values(self) -> np.ndarray:
+        """Sorted raw values that are void in this space (a prediction holding them predicts no class)."""
+        return np.flatnonzero(self.raw_lut() == DROP)
+
     def allowed_values(self) -> np.ndarray:
         """Sorted raw values a mask in this space may hold."""
         return np.flatnonzero(self.raw_lut() != INVALID)
@@ -176,9 +193,16 @@ class LabelMapping:
         return LabelMapping(self.source, other.target, lut)
 
     def apply_to_raw(self, raw_lut: np.ndarray) -> np.ndarray:
-        """Compose a raw-value lookup (class index / DROP / INVALID) with this mapping."""
+        """Compose a raw-value lookup (class index / DROP / INVALID / NO_CLASS) with this mapping;
+        the markers stay as they are."""
         safe = np.clip(raw_lut, 0, None)
         return np.where(raw_lut >= 0, self.lut[safe], raw_lut)
+
+
+def no_class_column(lut: np.ndarray, size: int) -> np.ndarray:
+    """A prediction's raw lookup into a space of `size` classes as confusion columns: NO_CLASS
+    becomes column `size`, the one after the classes (a report's matrix is K x (K + 1))."""
+    return np.where(lut == NO_CLASS, size, lut)
 
 
 def one_hot(lut: np.ndarray, size: int) -> np.ndarray:

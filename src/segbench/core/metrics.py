@@ -1,5 +1,11 @@
 """Metrics as short pure functions of confusion matrices (rows: ground truth, columns: prediction).
 
+A report's matrix is K x (K + 1): its last column counts the pixels where no class was predicted
+(a void prediction, labels.NO_CLASS). Such a pixel is in its ground-truth class's area and in no
+predicted class's area: a false negative, a false positive nowhere, wrong for the accuracies.
+Every metric reads the matrix through `true_positives`, `ground_truth_area` and
+`predicted_area`, so a square K x K matrix (no such column) reads the same.
+
 Undefined values are NaN here and become `null` in JSON. No I/O.
 """
 
@@ -17,24 +23,40 @@ def safe_ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
     return out
 
 
+def true_positives(cm: np.ndarray) -> np.ndarray:
+    """(..., K) the diagonal of (a stack of) K x (K + 1) or K x K matrices."""
+    return np.diagonal(cm, axis1=-2, axis2=-1)
+
+
+def ground_truth_area(cm: np.ndarray) -> np.ndarray:
+    """(..., K) pixels of each ground-truth class, those predicted as no class included."""
+    return cm.sum(axis=-1)
+
+
+def predicted_area(cm: np.ndarray) -> np.ndarray:
+    """(..., K) pixels predicted as each class (the no-class column is no class's)."""
+    return cm.sum(axis=-2)[..., : cm.shape[-2]]
+
+
 def iou(cm: np.ndarray) -> np.ndarray:
     """Per-class TP / (TP + FP + FN); NaN for a class with an empty union."""
-    tp = np.diagonal(cm)
-    return safe_ratio(tp, cm.sum(axis=1) + cm.sum(axis=0) - tp)
+    tp = true_positives(cm)
+    return safe_ratio(tp, ground_truth_area(cm) + predicted_area(cm) - tp)
 
 
 def precision(cm: np.ndarray, c: int) -> float:
     """TP / (TP + FP) for class c; NaN when nothing was predicted as c."""
-    return float(safe_ratio(cm[c, c], cm[:, c].sum()))
+    return float(safe_ratio(cm[c, c], predicted_area(cm)[c]))
 
 
 def recall(cm: np.ndarray, c: int) -> float:
     """TP / (TP + FN) for class c; NaN when c has no ground-truth pixel."""
-    return float(safe_ratio(cm[c, c], cm[c, :].sum()))
+    return float(safe_ratio(cm[c, c], ground_truth_area(cm)[c]))
 
 
 def pixel_accuracy(cm: np.ndarray) -> float:
-    return float(safe_ratio(np.trace(cm), cm.sum()))
+    """Correct pixels / evaluated pixels (a pixel predicted as no class is one, and wrong)."""
+    return float(safe_ratio(true_positives(cm).sum(), cm.sum()))
 
 
 
@@ -49,7 +71,7 @@ def class_mean(values: np.ndarray, cm: np.ndarray, rule: str, evaluated: np.ndar
     """
     chosen = values[evaluated]
     if rule == "present_in_ground_truth":
-        chosen = chosen[cm.sum(axis=1)[evaluated] > 0]
+        chosen = chosen[ground_truth_area(cm)[evaluated] > 0]
         return float(chosen.mean()) if chosen.size else float("nan")
     if rule == "all_classes":
         return float(chosen.mean())
@@ -68,18 +90,18 @@ def mean_iou(cm: np.ndarray, rule: str, evaluated: np.ndarray) -> float:
 
 def class_accuracy(cm: np.ndarray) -> np.ndarray:
     """Per-class TP / (TP + FN), i.e. recall; NaN for a class with no ground-truth pixel."""
-    return safe_ratio(np.diagonal(cm), cm.sum(axis=1))
+    return safe_ratio(true_positives(cm), ground_truth_area(cm))
 
 
 def dice(cm: np.ndarray) -> np.ndarray:
     """Per-class 2 TP / (2 TP + FP + FN) (F1); NaN for a class with an empty union."""
-    return safe_ratio(2 * np.diagonal(cm), cm.sum(axis=1) + cm.sum(axis=0))
+    return safe_ratio(2 * true_positives(cm), ground_truth_area(cm) + predicted_area(cm))
 
 
 def frequency_weighted_iou(cm: np.ndarray, evaluated: np.ndarray) -> float:
     """Sum over the evaluated classes of (ground-truth share) x IoU; classes without ground-truth
     pixels weigh 0. NaN when the evaluated classes have no ground-truth pixel."""
-    support = cm.sum(axis=1)[evaluated]
+    support = ground_truth_area(cm)[evaluated]
     total = support.sum()
     if total == 0:
         return float("nan")
@@ -99,9 +121,9 @@ def per_frame_mean_iou(per_frame: np.ndarray, classes: str, evaluated: np.ndarra
     """(frames,) each frame's mean IoU over the evaluated classes present in its ground truth
     ("ground_truth") or in its ground truth or prediction ("ground_truth_or_prediction");
     NaN for a frame with no such class."""
-    tp = np.diagonal(per_frame, axis1=1, axis2=2)[:, evaluated].astype(np.float64)
-    gt = per_frame.sum(axis=2)[:, evaluated]
-    union = gt + per_frame.sum(axis=1)[:, evaluated] - tp
+    tp = true_positives(per_frame)[:, evaluated].astype(np.float64)
+    gt = ground_truth_area(per_frame)[:, evaluated]
+    union = gt + predicted_area(per_frame)[:, evaluated] - tp
     if classes == "ground_truth":
         counted = gt > 0
     elif classes == "ground_truth_or_prediction":
@@ -119,20 +141,29 @@ def per_image_mean_iou(per_frame: np.ndarray, classes: str, evaluated: np.ndarra
     return float(defined.mean()) if defined.size else float("nan")
 
 
-def fraction_mae(per_frame: np.ndarray, numerator: np.ndarray, denominator: np.ndarray) -> tuple[float, int]:
-    """Mean absolute error of a per-frame class fraction, and the number of frames it covers.
+def class_fractions(
+    per_frame: np.ndarray, numerator: np.ndarray, denominator: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(covered, gt_frac, pred_frac) of a per-frame class fraction (e.g. painted coverage).
 
-    For each frame whose ground truth holds a `denominator` pixel: gt_frac = |GT in numerator| /
-    |GT in denominator|; pred_frac = |P in numerator| / |P in denominator| over the frame's
-    non-void pixels, 0 when the model predicts no `denominator` pixel. `per_frame` is
-    (frames, K, K); `numerator` and `denominator` are boolean masks over the K classes.
+    `covered` (frames,) bool: the frames whose ground truth holds a `denominator` pixel; for
+    them gt_frac = |GT in numerator| / |GT in denominator| and pred_frac = |P in numerator| /
+    |P in denominator| over the frame's non-void pixels (a pixel predicted as no class is in
+    neither), 0 when the model predicts no `denominator` pixel. `per_frame` is (frames, K, K + 1)
+    or (frames, K, K); `numerator` and `denominator` are boolean masks over the K classes.
     """
-    gt = per_frame.sum(axis=2)
-    pred = per_frame.sum(axis=1)
+    gt, pred = ground_truth_area(per_frame), predicted_area(per_frame)
     gt_den = gt[:, denominator].sum(axis=1)
     covered = gt_den > 0
-    if not covered.any():
-        return float("nan"), 0
     gt_frac = gt[covered][:, numerator].sum(axis=1) / gt_den[covered]
     pred_frac = np.nan_to_num(safe_ratio(pred[covered][:, numerator].sum(axis=1), pred[covered][:, denominator].sum(axis=1)))
+    return covered, gt_frac, pred_frac
+
+
+def fraction_mae(per_frame: np.ndarray, numerator: np.ndarray, denominator: np.ndarray) -> tuple[float, int]:
+    """Mean absolute error of a per-frame class fraction (class_fractions), and the number of
+    frames it covers; NaN over no frame."""
+    covered, gt_frac, pred_frac = class_fractions(per_frame, numerator, denominator)
+    if not covered.any():
+        return float("nan"), 0
     return float(np.abs(pred_frac - gt_frac).mean()), int(covered.sum())

@@ -17,7 +17,7 @@ IDENTITY = ("benchmark", "benchmark_version", "taxonomy_version", "dataset_id", 
 
 
 METRIC_EXCLUDE = {"benchmark", "benchmark_version", "taxonomy_version", "dataset_id", "split", "checkpoint_sha256",
-                  "model", "inference_size", "inference", "frames", "pixels_evaluated", "floor", "tool"}
+                  "model", "inference_size", "inference", "frames", "pixels_evaluated", "pixels_predicted_void", "floor", "tool"}
 
 
 def inference_text(block: dict[str, Any] | None) -> str | None:
@@ -60,6 +60,7 @@ def model_row(record: dict[str, Any]) -> dict[str, Any]:
         "label_space": record["model"]["label_space"],
         "checkpoint_sha256": record["checkpoint_sha256"],
         "frames": record["frames"],
+        "pixels_predicted_void": record["pixels_predicted_void"],
         **flatten(blocks),
         "beats_floor": record["floor"]["beaten"],
         "results": blocks,
@@ -75,6 +76,7 @@ def floor_row(group: dict[str, Any], floor: dict[str, Any]) -> dict[str, Any]:
         "label_space": floor["label_space"],
         "checkpoint_sha256": None,
         "frames": floor["frames"],
+        "pixels_predicted_void": floor["pixels_predicted_void"],
         **flatten(floor["results"]),
         "beats_floor": None,
         "results": floor["results"],
@@ -102,6 +104,9 @@ def build(records: Sequence[dict[str, Any]], floors: Sequence[dict[str, Any]]) -
     return [groups[k] for k in sorted(groups)]
 
 
+COUNTS = ("rank", "frames", "pixels_predicted_void")  # numbers of a row that are not metrics
+
+
 def headline_metrics(groups: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """A small document for `dvc metrics`: each group's scalar metrics per model."""
     out: dict[str, Any] = {}
@@ -110,7 +115,7 @@ def headline_metrics(groups: Sequence[dict[str, Any]]) -> dict[str, Any]:
         for row in group["rows"]:
             block[row["model"]] = {
                 k: v for k, v in row.items()
-                if isinstance(v, int | float) and not isinstance(v, bool) and k not in ("rank", "frames")
+                if isinstance(v, int | float) and not isinstance(v, bool) and k not in COUNTS
             }
     return out
 

@@ -24,7 +24,7 @@ from ..core import metrics  # noqa: E402
 from ..core.benchmark import Benchmark, ReportSpec, applies  # noqa: E402
 from ..core.bootstrap import Subject  # noqa: E402
 from ..core.evaluation import report_matrix  # noqa: E402
-from ..core.labels import LabelSpace  # noqa: E402
+from ..core.labels import LabelSpace, no_class_column  # noqa: E402
 from ..core.metric_registry import MetricSpec, with_figure  # noqa: E402
 from ..io.fileio import atomic_path
 
@@ -121,21 +121,27 @@ class Confusion:
     space: str  # the label space the rows (and, when mapped, the columns) are in
 
 
+NO_CLASS_COLUMN = "(no class)"  # the column of pixels predicted void: no class, a miss
+
+
 def confusion_in(benchmark: Benchmark, space: LabelSpace, subject: Subject) -> Confusion:
     """Ground truth mapped into `space` (rows) by predictions mapped into it (columns), or, when the
     model's space does not map into it, by the model's own classes (those that received pixels,
-    when there are many)."""
+    when there are many); the pixels predicted as no class (void) are a last column, shown when
+    it holds any."""
     rows = benchmark.raw_lut(benchmark.ground_truth, space)
-    if benchmark.reaches(subject.space, space):
-        cols = benchmark.raw_lut(subject.space, space)
-        matrix = subject.counts.reduced(rows, cols, space.size, space.size)
-        return Confusion(matrix, space.names, space.names, space.name)
-    own = subject.space
-    matrix = subject.counts.reduced(rows, own.raw_lut(), space.size, own.size)
-    keep = np.arange(own.size)
-    if own.size > MAX_COLUMNS:
-        keep = np.flatnonzero(matrix.sum(axis=0))[:MAX_COLUMNS]
-    return Confusion(matrix[:, keep], space.names, [own.names[i] for i in keep], space.name)
+    mapped = benchmark.reaches(subject.space, space)
+    if mapped:
+        cols, names = benchmark.prediction_columns(subject.space, space), space.names
+    else:
+        cols, names = no_class_column(subject.space.prediction_lut(), subject.space.size), subject.space.names
+    matrix = subject.counts.reduced(rows, cols, space.size, len(names) + 1)
+    keep = np.arange(len(names))
+    if not mapped and len(names) > MAX_COLUMNS:
+        keep = np.flatnonzero(matrix[:, :-1].sum(axis=0))[:MAX_COLUMNS]
+    if matrix[:, -1].any():
+        keep = np.append(keep, len(names))
+    return Confusion(matrix[:, keep], space.names, [[*names, NO_CLASS_COLUMN][i] for i in keep], space.name)
 
 
 def row_normalised(matrix: np.ndarray) -> np.ndarray:
@@ -192,15 +198,9 @@ def fraction_points(
     if not applies(report, benchmark, subject.space):
         return None
     space = report.space
-    numerator = np.isin(np.arange(space.size), [space.id_of(n) for n in spec.options["numerator"]])
-    denominator = np.isin(np.arange(space.size), [space.id_of(n) for n in spec.options["denominator"]])
     stack = report_matrix(benchmark, report, subject.space, subject.counts, per_frame=True)
-    gt, pred = stack.sum(axis=2), stack.sum(axis=1)
-    gt_den = gt[:, denominator].sum(axis=1)
-    covered = gt_den > 0
-    gt_frac = gt[covered][:, numerator].sum(axis=1) / gt_den[covered]
-    pred_frac = np.nan_to_num(metrics.safe_ratio(pred[covered][:, numerator].sum(axis=1),
-                                                 pred[covered][:, denominator].sum(axis=1)))
+    covered, gt_frac, pred_frac = metrics.class_fractions(stack, *(
+        np.isin(np.arange(space.size), [space.id_of(n) for n in spec.options[key]]) for key in ("numerator", "denominator")))
     ids = [f for f, c in zip(subject.counts.frame_ids, covered) if c]
     return ids, gt_frac, pred_frac
 

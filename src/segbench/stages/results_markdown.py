@@ -33,7 +33,8 @@ def difference(row: dict[str, Any], role: str) -> str:
 
 
 def compact_columns(group: dict[str, Any]) -> list[tuple[str, Any]]:
-    """(header, cell function) of the compact table; the mode column only when a record has one."""
+    """(header, cell function) of the compact table; the mode column only when a record has one,
+    the void pixels' (predicted as no class, counted as misses) only when a row has any."""
     headline = group["headline"]
     shown: list[tuple[str, Any]] = [("model", lambda r: str(r["model"])), ("kind", lambda r: str(r["kind"]))]
     if any("inference_mode" in r for r in group["rows"]):
@@ -44,6 +45,8 @@ def compact_columns(group: dict[str, Any]) -> list[tuple[str, Any]]:
         ("Δ floor", lambda r: difference(r, "floor")),
         ("beats floor", lambda r: cell(r.get("beats_floor"))),
     ]
+    if any(r["pixels_predicted_void"] for r in group["rows"]):  # a model abstained: say how much it did
+        shown.append(("void px", lambda r: number(r["pixels_predicted_void"])))
     return shown
 
 

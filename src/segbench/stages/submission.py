@@ -27,11 +27,14 @@ def build_record(
     inference: dict[str, Any] | None,
     frames: int,
     pixels_evaluated: int,
+    pixels_predicted_void: int,
 ) -> dict[str, Any]:
     """The record, keys in the specification's order, then the protocol's additions; of the
     results, the spec fields each report selects (`record` in the benchmark definition).
 
-    `inference` is the mode block (spec.InferenceMode.record), None for a predictions folder.
+    `inference` is the mode block (spec.InferenceMode.record), None for a predictions folder;
+    `pixels_predicted_void`: of the pixels evaluated, those predicted as a void value of the
+    model's label space (no class: counted as misses, evaluation.void_predictions).
     """
     floor_value = headline(benchmark, floor_results)
     record: dict[str, Any] = {
@@ -50,6 +53,7 @@ def build_record(
             "inference": inference,
             "frames": frames,
             "pixels_evaluated": pixels_evaluated,
+            "pixels_predicted_void": pixels_predicted_void,
             "floor": {
                 "metric": ".".join(benchmark.floor_compare_on),
                 "value": floor_value,

@@ -9,6 +9,11 @@ the manifest it was made for. `check_upload` applies the intake's checks (entrie
 headers) and then the ones a manifest allows without labels: every frame present once, the
 size (the evaluation size, or the image's when the data is at hand), the values in the label
 space.
+
+A void value of the label space (255 in most) is accepted, and both commands list the frames
+that hold one, with their count: an upload may abstain on a pixel, but scoring counts such a
+pixel as a miss of its ground-truth class (docs/metrics.md), so it earns nothing there; a
+warning, not a refusal.
 """
 
 from __future__ import annotations
@@ -23,13 +28,14 @@ import numpy as np
 from PIL import Image
 
 from ..core.benchmark import Benchmark
+from ..core.confusion import value_histogram
 from ..core.labels import INVALID, LabelSpace
 from ..datasets import dataset_format
 from ..datasets.base import Frame
 from ..errors import SegbenchError
 from ..io.archives import LIMITS, refuse
 from ..io.fileio import atomic_path
-from ..io.maskio import decode_mask, image_size, png_header
+from ..io.maskio import PngHeader, decode_mask, image_size, png_header
 from ..records import provenance
 from ..records.intake import check_prediction_header, open_predictions, read_prediction
 from ..records.prediction_archive import UPLOAD_META, ArchivePredictions
@@ -58,25 +64,60 @@ def png(mask: np.ndarray) -> bytes:
     return buffer.getvalue()
 
 
-def export_upload(benchmark: Benchmark, frames: Sequence[Frame], dataset_id: str, predictions: Path, out: Path) -> int:
-    """Write the upload of `predictions` (a folder or archive of masks, checked by the intake) to
-    the zip `out`, atomically; returns the number of masks."""
+def void_pixels(histogram: np.ndarray, space: LabelSpace) -> int:
+    """The pixels of a mask (its value_histogram) holding a void value of `space`: no class predicted."""
+    return int(histogram[space.void_values()].sum())
+
+
+def void_warnings(space: LabelSpace, void: dict[str, int]) -> list[str]:
+    """One line per frame of `void` (frame id -> void pixels) that holds any."""
+    values = value_ranges(space.void_values())
+    return [f"frame {frame}: {count:,} pixels predicted as void ({values}) in '{space.name}', counted as misses"
+            for frame, count in void.items() if count]
+
+
+def value_ranges(values: np.ndarray) -> str:
+    """Sorted raw values in runs: [26, 27, ..., 255] -> "26-255", [255] -> "255"."""
+    runs: list[list[int]] = []
+    for v in map(int, values):
+        if runs and v == runs[-1][1] + 1:
+            runs[-1][1] = v
+        else:
+            runs.append([v, v])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
+
+
+def bounded_header(data: bytes, where: str) -> PngHeader:
+    """A mask's PNG header, refused when a side exceeds the bound on masks with no ground truth at hand."""
+    header = png_header(data, where)
+    if max(header.size) > LIMITS.max_mask_side:
+        raise SegbenchError(f"{where}: prediction is {header.width}x{header.height}, more than "
+                            f"{LIMITS.max_mask_side} on a side")
+    return header
+
+
+def export_upload(benchmark: Benchmark, frames: Sequence[Frame], dataset_id: str, predictions: Path, out: Path,
+                  space: LabelSpace) -> dict[str, int]:
+    """Write the upload of `predictions` (a folder or archive of masks in `space`, checked by the
+    intake) to the zip `out`, atomically; returns each frame's void pixels (void_pixels)."""
     size = benchmark.evaluation_size
+    void: dict[str, int] = {}
     with open_predictions(predictions, frames, exact=True) as masks, atomic_path(out) as partial:
         with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as upload:
             for frame in frames:
                 data = masks.read(frame)
-                header = png_header(data, masks.where(frame))
-                if size is not None and header.size != size:  # the challenge's server takes 1280x720 only
-                    mask = np.asarray(Image.fromarray(decode_mask(data, masks.where(frame), "prediction"))
-                                      .resize(size, Image.Resampling.NEAREST))
-                    data = png(mask)
-                else:
+                header = bounded_header(data, masks.where(frame))
+                if size is None or header.size == size:
                     check_prediction_header(data, masks.where(frame), header.size, None)
+                mask = decode_mask(data, masks.where(frame), "prediction")
+                if size is not None and header.size != size:  # the challenge's server takes 1280x720 only
+                    mask = np.asarray(Image.fromarray(mask).resize(size, Image.Resampling.NEAREST))
+                    data = png(mask)
+                void[frame.frame_id] = void_pixels(value_histogram(mask), space)
                 upload.writestr(frame.prediction, data)
             if size is None:
                 upload.writestr(UPLOAD_META, dataset_id + "\n")
-    return len(frames)
+    return void
 
 
 def check_upload(
@@ -88,11 +129,13 @@ def check_upload(
     data: Path | None = None,
 ) -> dict[str, Any]:
     """Refuse an upload that the harness would refuse, or that does not fit the manifest; every
-    problem is named in one error. Returns a summary (frames, values seen)."""
+    problem is named in one error. Returns a summary (frames, values seen, each frame's void
+    pixels: accepted, listed by void_warnings)."""
     if not zipfile.is_zipfile(upload):
         raise SegbenchError(f"{upload}: an upload must be a zip archive")
     problems: list[str] = []
     seen: set[int] = set()
+    void: dict[str, int] = {}
     lut = space.raw_lut()
     with ArchivePredictions(upload, frames, exact=True) as masks:
         stated = masks.metadata()
@@ -106,14 +149,16 @@ def check_upload(
             except SegbenchError as exc:
                 problems.append(str(exc))
                 continue
-            values = {int(v) for v in np.unique(mask)}
+            histogram = value_histogram(mask)
+            values = {int(v) for v in np.flatnonzero(histogram)}
             bad = sorted(v for v in values if lut[v] == INVALID)
             if bad:
                 problems.append(f"{masks.where(frame)}: frame {frame.frame_id}: values {bad} are outside "
                                 f"'{space.name}'")
             seen |= values
+            void[frame.frame_id] = void_pixels(histogram, space)
     refuse(upload, "upload refused", problems)
-    return {"frames": len(frames), "dataset_id": dataset_id, "values": sorted(seen)}
+    return {"frames": len(frames), "dataset_id": dataset_id, "values": sorted(seen), "void_pixels": void}
 
 
 def upload_mask(benchmark: Benchmark, masks: ArchivePredictions, frame: Frame, data: Path | None) -> np.ndarray:
@@ -129,9 +174,5 @@ def upload_mask(benchmark: Benchmark, masks: ArchivePredictions, frame: Frame, d
     elif data is not None:
         reference = image_size(Path(data) / frame.image)
     else:
-        header = png_header(masks.read(frame), where)
-        if max(header.size) > LIMITS.max_mask_side:
-            raise SegbenchError(f"{where}: prediction is {header.width}x{header.height}, more than "
-                                f"{LIMITS.max_mask_side} on a side")
-        reference = header.size
+        reference = bounded_header(masks.read(frame), where).size
     return read_prediction(masks, frame, (reference[1], reference[0]), None)

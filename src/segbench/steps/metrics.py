@@ -9,7 +9,7 @@ from typing import Any
 
 from ..core.benchmark import Benchmark
 from ..core.confusion import FrameCounts
-from ..core.evaluation import evaluate
+from ..core.evaluation import evaluate, void_predictions
 from ..core.labels import LabelSpace
 from ..datasets.base import Frame
 from .counts import merge_counts
@@ -51,5 +51,6 @@ def document(benchmark: Benchmark, counts: FrameCounts, space: LabelSpace, split
         "label_space": space.name,
         "frames": len(counts.frame_ids),
         "pixels_evaluated": int(counts.count[gt_lut[counts.gt] >= 0].sum()),
+        "pixels_predicted_void": int(void_predictions(benchmark, counts, space).sum()),
         "results": evaluate(benchmark, counts, space),
     }

@@ -106,6 +106,7 @@ def submission_record(
         *inference,
         metrics["frames"],
         metrics["pixels_evaluated"],
+        metrics["pixels_predicted_void"],
     )
     validate_record(record, benchmark, out)
     return record
