@@ -105,16 +105,29 @@ def test_one_unit_first_score_is_exact():
 
 def test_an_undefined_headline_releases_nothing():
     empty = stack_data(REPORT, "wall_id", ["f0", "f1"], {"f0": "w0", "f1": "w1"}, np.zeros((2, 2, 2), dtype=np.int64))
-    assert ladder_step(None, empty, RESAMPLES, SEED) == LadderDecision(False, None, None, None, None, None, 2, UNDEFINED)
+    assert ladder_step(None, empty, RESAMPLES, SEED) == (LadderDecision(False, None, None, None, None, None, 2, UNDEFINED), None)
     standing = Standing(submission([50, 70]), 0.6, 2)
-    assert ladder_step(standing, empty, RESAMPLES, SEED) == LadderDecision(False, 0.6, 2, None, None, None, 2, UNDEFINED)
+    assert ladder_step(standing, empty, RESAMPLES, SEED) == (LadderDecision(False, 0.6, 2, None, None, None, 2, UNDEFINED), standing)
 
 
 def test_a_rounded_score_not_above_the_released_one_is_kept():
     # the difference (+0.0233) exceeds its SE (0.0019), but 0.623 is below a released 0.63
     standing = Standing(submission(SEQUENCE[0]), 0.63, 2)
-    decision = ladder_step(standing, submission(SEQUENCE[2]), RESAMPLES, SEED)
+    decision, after = ladder_step(standing, submission(SEQUENCE[2]), RESAMPLES, SEED)
     assert (decision.released, decision.score, decision.decimals, decision.note) == (False, 0.63, 2, WITHIN_NOISE)
+    assert after == standing
+
+
+def test_a_standing_rebuilt_from_the_stored_best_decides_as_the_cached_one():
+    # what a server does: keep the best submission and its released score, rebuild the rest
+    subs = [submission(c) for c in SEQUENCE]
+    standing, best, decisions = None, None, []
+    for new in subs:
+        decision, standing = ladder_step(standing, new, RESAMPLES, SEED)
+        decisions.append(decision)
+        best = new if decision.released else best
+        standing = Standing(best, decision.score, decision.decimals)
+    assert decisions == replay(subs, RESAMPLES, SEED)
 
 
 def test_deterministic():

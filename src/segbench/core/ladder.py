@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -45,11 +45,14 @@ UNDEFINED = "the headline is undefined on the public part"
 
 @dataclass(frozen=True)
 class Standing:
-    """A team's current best on the public board: its headline data and the score released for it."""
+    """A team's current best on the public board: its headline data and the score released for
+    it; `replicates`, the best's headline on each resample, is a cache that ladder_step fills
+    (None: computed when needed, e.g. for a standing rebuilt from the stored counts)."""
 
     best: UnitData
     score: float
     decimals: int | None
+    replicates: np.ndarray | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -77,39 +80,36 @@ def rounded(value: float, decimals: int | None) -> float:
     return value if decimals is None else round(value, decimals)
 
 
-def first_decision(new: UnitData, value: float, draws: np.ndarray) -> LadderDecision:
-    se = spread(replicates(new, draws))
-    places = decimals_of(se)
-    return LadderDecision(True, rounded(value, places), places, value, None, se, len(new.units), FIRST)
-
-
-def ladder_step(standing: Standing | None, new: UnitData, resamples: int, seed: int) -> LadderDecision:
-    """The board's decision on `new`, given the team's standing before it (None: no best yet)."""
+def ladder_step(standing: Standing | None, new: UnitData, resamples: int,
+                seed: int) -> tuple[LadderDecision, Standing | None]:
+    """The board's decision on `new`, given the team's standing before it (None: no best yet),
+    and the standing after it."""
     units = len(new.units)
     value = point(new)
     kept = (None, None) if standing is None else (standing.score, standing.decimals)
     if math.isnan(value):
-        return LadderDecision(False, *kept, None, None, None, units, UNDEFINED)
+        return LadderDecision(False, *kept, None, None, None, units, UNDEFINED), standing
     draws = weights(new, resamples, seed)
+    new_replicates = replicates(new, draws)
     if standing is None:
-        return first_decision(new, value, draws)
+        se = spread(new_replicates)
+        places = decimals_of(se)
+        score = rounded(value, places)
+        return (LadderDecision(True, score, places, value, None, se, units, FIRST),
+                Standing(new, score, places, new_replicates))
     check_paired(new, standing.best)
+    best_replicates = replicates(standing.best, draws) if standing.replicates is None else standing.replicates
     difference = value - point(standing.best)
-    se = spread(replicates(new, draws) - replicates(standing.best, draws))
+    se = spread(new_replicates - best_replicates)
+    cached = Standing(standing.best, standing.score, standing.decimals, best_replicates)
     if units < MIN_UNITS:
-        return LadderDecision(False, *kept, value, difference, se, units, too_few_units(units, new.unit))
+        return LadderDecision(False, *kept, value, difference, se, units, too_few_units(units, new.unit)), cached
     places = decimals_of(se)
     score = rounded(value, places)
     if se is not None and difference > se and score > standing.score:
-        return LadderDecision(True, score, places, value, difference, se, units, NEW_BEST)
-    return LadderDecision(False, *kept, value, difference, se, units, WITHIN_NOISE)
-
-
-def next_standing(standing: Standing | None, new: UnitData, decision: LadderDecision) -> Standing | None:
-    if not decision.released:
-        return standing
-    assert decision.score is not None
-    return Standing(new, decision.score, decision.decimals)
+        return (LadderDecision(True, score, places, value, difference, se, units, NEW_BEST),
+                Standing(new, score, places, new_replicates))
+    return LadderDecision(False, *kept, value, difference, se, units, WITHIN_NOISE), cached
 
 
 def replay(submissions: Sequence[UnitData], resamples: int, seed: int) -> list[LadderDecision]:
@@ -117,8 +117,7 @@ def replay(submissions: Sequence[UnitData], resamples: int, seed: int) -> list[L
     standing: Standing | None = None
     decisions = []
     for new in submissions:
-        decision = ladder_step(standing, new, resamples, seed)
-        standing = next_standing(standing, new, decision)
+        decision, standing = ladder_step(standing, new, resamples, seed)
         decisions.append(decision)
     return decisions
 
