@@ -1,6 +1,6 @@
 """Blum & Hardt's boosting attack against a naive public board and against the Ladder.
 
-    PYTHONPATH=$PWD/src .venv/bin/python benchmarks/ladder_attack.py [--walls 44] [--frames-per-wall 10]
+    .venv/bin/python benchmarks/ladder_attack.py [--walls 44] [--frames-per-wall 10]
         [--mixes 400] [--attacks 3] [--resamples 1000] [--json build/ladder_attack.json]
 
 1. draws a Painting Vision test split of WALLS walls of FRAMES_PER_WALL frames with the embedded
