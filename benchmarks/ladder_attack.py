@@ -9,18 +9,18 @@
    over 0-60% of each frame, each set better on different frames, equally good on each wall);
 2. divides the walls into a public and a private half by the keyed hash (core/public_private.py);
 3. replays the boosting attack (core/boosting_attack.py) ATTACKS times (coin seeds 0, 1, ...),
-   MIXES mixes each, against a naive board (every submission's exact public score released),
-   against the Ladder with Blum & Hardt's attacker (keeps the mixes scoring above the
-   reference) and against the Ladder with an attacker who keeps only the mixes it released;
+   MIXES mixes each: against a naive board (every submission's exact public score released),
+   keeping the mixes that score above the reference; against the Ladder, keeping the mixes it
+   released as new bests (Blum & Hardt's attack on the Ladder); and against the Ladder with the
+   naive board's rule (which, once the Ladder has released one mix, keeps every later one);
 4. prints, per board and attack, the kept mixes, the public and private gains of the final
    submission over the reference (the honest set with the better released public score), the
    gap between them and the gap's standard error, and the means over the attacks.
 
 Targets (issue 23), on the means over the attacks: on the naive board the public gain is well
 above the private one (the gap more than 3 standard errors); on the Ladder, against Blum &
-Hardt's attacker, the public gain is within one standard error of the private gain. The script
-exits non-zero when one is missed. The attacker who reads the Ladder's "new best" notes is
-reported beside them, with no target.
+Hardt's attack, the public gain is within one standard error of the private gain. The script
+exits non-zero when one is missed.
 """
 
 from __future__ import annotations
@@ -42,12 +42,15 @@ ERROR_SHARE = (0.0, 0.6)
 SE_SEED = 0  # the bootstrap draws of the Ladder and of the gains' standard errors
 
 
+NAIVE, LADDER, LADDER_THRESHOLD = "naive", "ladder", "ladder, naive rule"
+
+
 def boards(resamples: int) -> dict[str, tuple[Callable[[], Board], bool]]:
     """name -> (a fresh board, whether the attacker keeps only the board's new bests)."""
     return {
-        "naive": (naive_board, False),
-        "ladder": (lambda: ladder_board(resamples, SE_SEED), False),
-        "ladder, new bests only": (lambda: ladder_board(resamples, SE_SEED), True),
+        NAIVE: (naive_board, False),
+        LADDER: (lambda: ladder_board(resamples, SE_SEED), True),
+        LADDER_THRESHOLD: (lambda: ladder_board(resamples, SE_SEED), False),
     }
 
 
@@ -60,7 +63,7 @@ def run(walls: int, frames_per_wall: int, mixes: int, attacks: int, resamples: i
             started = time.perf_counter()
             result = boosting_attack(make(), public, private, mixes, seed, resamples, SE_SEED, new_bests)
             results.setdefault(name, []).append(result)
-            report(f"{name:24s} attack {seed}: kept {result.kept:4d}/{mixes}  reference {result.reference}  "
+            report(f"{name:18s} attack {seed}: kept {result.kept:4d}/{mixes}  reference {result.reference}  "
                    f"public {result.public_gain:+.4f}  private {result.private_gain:+.4f}  "
                    f"gap {result.gap:+.4f} (SE {result.gap_se:.4f}, {result.gap / result.gap_se:+.2f} SE)  "
                    f"[{time.perf_counter() - started:.1f} s]")
@@ -78,7 +81,7 @@ def summary(results: dict[str, list[AttackResult]]) -> dict[str, dict[str, float
 
 
 def targets(means: dict[str, dict[str, float]]) -> dict[str, bool]:
-    naive, ladder = means["naive"], means["ladder"]
+    naive, ladder = means[NAIVE], means[LADDER]
     return {"naive: gap > 3 SE": naive["gap"] > 3 * naive["gap_se"],
             "ladder: |gap| <= 1 SE": abs(ladder["gap"]) <= ladder["gap_se"]}
 
@@ -97,7 +100,7 @@ def main() -> int:
     results = run(args.walls, args.frames_per_wall, args.mixes, args.attacks, args.resamples)
     means = summary(results)
     for name, mean in means.items():
-        print(f"{name:24s} mean: kept {mean['kept']:.1f}  public {mean['public_gain']:+.4f}  "
+        print(f"{name:18s} mean: kept {mean['kept']:.1f}  public {mean['public_gain']:+.4f}  "
               f"private {mean['private_gain']:+.4f}  gap {mean['gap']:+.4f} ({mean['gap'] / mean['gap_se']:+.2f} SE)")
     met = targets(means)
     for target, ok in met.items():

@@ -85,13 +85,20 @@ def test_with_no_kept_mix_the_final_submission_is_the_reference():
 def test_a_small_version_of_the_benchmark():
     # benchmarks/ladder_attack.py at 20 walls x 10 frames (10 public walls), 100 mixes, two attacks
     public, private = attack_parts(20, 10, b"ladder-attack-benchmark", 0.5, (0.0, 0.6))
-    results = {name: [boosting_attack(make(), public, private, 100, seed, 200, 0) for seed in range(2)]
-               for name, make in (("naive", naive_board), ("ladder", lambda: ladder_board(200, 0)))}
+    attackers = {"naive": (naive_board, False), "ladder": (lambda: ladder_board(200, 0), True),
+                 "ladder, naive rule": (lambda: ladder_board(200, 0), False)}
+    results = {name: [boosting_attack(make(), public, private, 100, seed, 200, 0, new_bests) for seed in range(2)]
+               for name, (make, new_bests) in attackers.items()}
     gap = {name: statistics.mean(r.gap for r in runs) for name, runs in results.items()}
     se = {name: statistics.mean(r.gap_se for r in runs) for name, runs in results.items()}
     # the naive board: the public gain is several standard errors above the private one
     assert all(r.public_gain > 0 for r in results["naive"])
     assert gap["naive"] > 3 * se["naive"]
-    # the Ladder: within one standard error, and far less than the naive board's
-    assert abs(gap["ladder"]) <= se["ladder"]
-    assert gap["ladder"] < gap["naive"] / 3
+    # the Ladder, against Blum & Hardt's attack (keep its new bests): 1 or 2 mixes kept, a smaller
+    # gap than on the naive board, but (here as in the benchmark) not within one standard error
+    assert all(1 <= r.kept <= 2 for r in results["ladder"])
+    assert gap["ladder"] < gap["naive"]
+    # the Ladder against the naive board's rule: every mix after the first release kept, the
+    # majority vote learns nothing, the gap within one standard error
+    assert all(r.kept >= 80 for r in results["ladder, naive rule"])
+    assert abs(gap["ladder, naive rule"]) <= se["ladder, naive rule"]

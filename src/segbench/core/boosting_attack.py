@@ -9,9 +9,11 @@ that submission, and whether the submission is a new best. The attacker, exactly
 2. submits `mixes` random mixes: each takes every frame's counts from A or from B, one fair coin
    per frame (numpy default_rng(seed): the public frames' coins, then the private frames'), the
    frames of both parts drawn alike, since the attacker cannot tell them apart;
-3. keeps each mix whose released score went up: above the threshold (Blum & Hardt's attack:
-   keep what scores better than the reference), or, with `keep_new_best`, only the mixes the
-   board called a new best (a stronger attacker, who reads the Ladder's "new best" notes);
+3. keeps each mix whose released score went up: above the threshold (Blum & Hardt's attack on
+   Kaggle's board: keep what scores better than the baseline) or, with `keep_new_best`, the
+   mixes the board released as a new best (their attack on the Ladder, whose score moves only
+   then: examples/attacks.jl of their Ladder.jl keeps the submissions that lowered the Ladder's
+   loss);
 4. submits the majority vote: per frame, the source (A or B) that more than half of the kept
    mixes took, else the reference's source (no kept mix: the reference itself).
 

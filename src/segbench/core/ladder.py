@@ -20,9 +20,12 @@ mean of per-sample losses) and to correlated frames:
   unrounded when the standard error is 0 (every resample gives the same difference);
 - a team's first submission is released rounded by its own (unpaired) standard error.
 
-Blum & Hardt round to a multiple of 1/n (n samples); rounding to the standard error's digit
-gives each release about the same information whatever the number of units. Every decision is a
-function of the stored counts, the resamples and the seed: replay() recomputes a team's board.
+Blum & Hardt's own parameter-free Ladder (their Ladder.jl) compares the new loss with the best's
+exact loss minus s/sqrt(n), s the standard deviation of the per-sample paired differences, and
+releases it unrounded; their fixed-step Ladder rounds to log10(n) decimals. The rounding to the
+standard error's digit is this project's: each release tells about as much whatever the number
+of units. Every decision is a function of the stored counts, the resamples and the seed:
+replay() recomputes a team's board.
 Pure computation, no I/O.
 """
 
