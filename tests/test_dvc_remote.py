@@ -158,7 +158,9 @@ def test_a_plain_dvc_pull_in_a_fresh_clone_restores_every_input(tmp_path):
     assert run(clone, "git", "checkout", "-q", head.strip()).returncode == 0
     done = run(clone, "dvc", "pull")
     assert done.returncode == 0, done.stdout + done.stderr
-    for pin in sorted(clone.glob("*.dvc")) + sorted(clone.glob("artifacts/*.dvc")):
+    pins = [p for p in sorted(clone.glob("*.dvc")) + sorted(clone.glob("artifacts/*.dvc")) if p.is_file()]  # not .dvc/
+    assert len(pins) == 9
+    for pin in pins:
         out = yaml.safe_load(pin.read_text())["outs"][0]
         restored = clone / pin.parent.relative_to(clone) / out["path"]
         if out["md5"].endswith(".dir"):
