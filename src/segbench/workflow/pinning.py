@@ -67,11 +67,15 @@ class Objects:
     """The objects of a repository's DVC cache, and of its default remote for those the cache lacks."""
 
     def __init__(self) -> None:
+        from dvc.exceptions import DvcException
         from dvc.repo import Repo  # DVC itself only where a pull runs
 
-        repo = Repo(".")
-        self.cache = repo.cache.local
-        self.remote = repo.cloud.get_remote_odb()
+        try:
+            repo = Repo(".")
+            self.cache = repo.cache.local
+            self.remote = repo.cloud.get_remote_odb()
+        except DvcException as exc:
+            raise SegbenchError(f"the DVC repository or its default remote cannot be used: {exc}") from None
 
     def problem(self, oid: str) -> tuple[str, bytes | None]:
         """'' when the cache holds the object as its hash says (a listing: or the remote does),
@@ -84,10 +88,13 @@ class Objects:
                 return "", cached.read_bytes() if oid.endswith(".dir") else None
             return f"is damaged in the cache ({cached}): MD5 {actual}, expected {expected}", None
         stored = self.remote.oid_to_path(oid)
-        if not self.remote.fs.exists(stored):
-            return f"is not in the remote ({stored})", None
-        with self.remote.fs.open(stored, "rb") as stream:
-            payload = stream.read()
+        try:
+            if not self.remote.fs.exists(stored):
+                return f"is not in the remote ({stored})", None
+            with self.remote.fs.open(stored, "rb") as stream:
+                payload = stream.read()
+        except OSError as exc:  # an unreachable remote
+            return f"is not in the cache and cannot be read from the remote ({stored}: {exc})", None
         actual = hashlib.md5(payload, usedforsecurity=False).hexdigest()
         if actual == expected and oid.endswith(".dir"):
             return "", payload  # DVC fetches a listing's files with it: it is kept when one of them fails
@@ -120,8 +127,8 @@ def dvc(*arguments: str) -> subprocess.CompletedProcess:
 
 
 def restore(paths: Sequence[Path], objects: Any = None) -> list[Path]:
-    """`dvc pull` those pinned `paths` that are missing, in one fetch and one checkout, every
-    object checked in between (`objects`: an Objects, made here when not given); returns the
+    """Restore those pinned `paths` that are missing, in one `dvc fetch` and one `dvc checkout`,
+    every object checked in between (`objects`: an Objects, made here when not given); returns the
     pulled ones.
 
     An existing path is left alone (a modified working copy is the user's, not ours to reset).
@@ -140,20 +147,19 @@ def restore(paths: Sequence[Path], objects: Any = None) -> list[Path]:
     LOCK.parent.mkdir(parents=True, exist_ok=True)
     with open(LOCK, "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        fetched = dvc("fetch", *pins)
+        dvc("fetch", *pins)  # what it could not fetch is found and named below
         objects = objects or Objects()
         problems = [p for path in missing for p in pin_problems(path, objects)]
         if problems:
             raise SegbenchError(f"could not restore {[str(p) for p in missing]}: the DVC remote does not hold these "
                                 "bytes as pinned (nothing was checked out):\n  " + "\n  ".join(problems))
-        done = dvc("checkout", *pins) if fetched.returncode == 0 else fetched
+        done = dvc("checkout", *pins)  # every object is in the cache as pinned
     still_missing = [p for p in missing if not p.exists()]
     if done.returncode != 0 or still_missing:
         detail = (done.stderr or done.stdout).strip().splitlines()[-8:]
         raise SegbenchError(
-            f"could not restore {[str(p) for p in still_missing or missing]} with `dvc pull {' '.join(pins)}`: the DVC "
-            "remote could not be reached or does not hold these bytes. Check the remote with `dvc remote list` and "
-            f"`dvc status -c {' '.join(pins)}`; if the bytes were never pushed, run `dvc push` where they exist.\n"
+            f"could not restore {[str(p) for p in still_missing or missing]} with `dvc checkout {' '.join(pins)}`, "
+            "although the cache holds every object as pinned: check that the working tree can be written there.\n"
             "  dvc said: " + "\n  ".join(detail or ["(nothing)"])
         )
     return missing
