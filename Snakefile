@@ -2,10 +2,13 @@
 # Thin on purpose: the rules call the `segbench` command; the DAG comes from segbench.workflow.plan.
 from snakemake.utils import min_version
 
+from segbench.workflow.config import readable_config
+
 min_version("9.0")
 
 
-configfile: "config/config.yaml"
+# a YAML error named with the file and line (Snakemake's own message names neither)
+configfile: readable_config("config/config.yaml")
 
 
 include: "workflow/rules/common.smk"

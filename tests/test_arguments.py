@@ -81,5 +81,6 @@ def test_named_paths_of_a_subcommand_by_role():
                                        [("--out", Path("m.json"))])
     args = root.parse_args(["check-results"])  # defaults count too; a command that writes nothing has no outputs
     assert named_paths(root, args) == ([("--out", Path("results")), ("--lock", Path("dvc.lock")),
-                                        ("--cache", Path(".dvc/cache")), ("--metadata", Path(".snakemake/metadata"))],
+                                        ("--listings", Path(".snakemake/segbench/results-listings")),
+                                        ("--metadata", Path(".snakemake/metadata"))],
                                        [])

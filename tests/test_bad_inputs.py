@@ -366,7 +366,16 @@ def config_case(name: str, text: str, *needles: str, baseline: str = "best") -> 
 GOOD_CONFIG = (ROOT / "config" / "config.yaml").read_text()
 config_case("yaml-syntax-error", GOOD_CONFIG + "\nmodels: [unclosed\n", "line")
 config_case("not-a-mapping", "- just\n- a list\n")
-config_case("schema-violation", GOOD_CONFIG.replace("shard_size: 8", "shard_size: -3"), "shard_size")
+config_case("schema-violation", GOOD_CONFIG.replace("shard_size: 8", "shard_size: -3"),
+            f"config.yaml:{GOOD_CONFIG.splitlines().index('shard_size: 8') + 1}: field 'shard_size'")
+RESULTS_LINE = f"config.yaml:{GOOD_CONFIG.splitlines().index('results: results') + 1}: field 'results'"
+config_case("results-empty", GOOD_CONFIG.replace("results: results", 'results: ""'), RESULTS_LINE, "non-empty")
+config_case("results-root", GOOD_CONFIG.replace("results: results", "results: /"), RESULTS_LINE, "filesystem root")
+config_case("results-inside-data", GOOD_CONFIG.replace("results: results", "results: data/results"), RESULTS_LINE,
+            "inside the input 'data'")
+config_case("model-name-escape", GOOD_CONFIG + "  ../../escape:\n    kind: checkpoint\n    path: artifacts/best.pt\n"
+            "    label_space: painting-vision-10\n", f"config.yaml:{len(GOOD_CONFIG.splitlines()) + 1}",
+            "field 'models/../../escape'")
 
 
 @case("config-not-found")

@@ -22,7 +22,7 @@ from segbench.commands.cli import COMMAND
 from segbench.core.metric_registry import with_figure
 from segbench.errors import SegbenchError
 from segbench.workflow.codedeps import CodeGraph
-from segbench.workflow.config import check_config
+from segbench.workflow.config import ConfigSources, check_config
 from segbench.workflow.plan import (
     Plan,
     content_key,
@@ -45,9 +45,22 @@ if workflow.is_main_process:
         )
 
 # Validates against workflow/schemas/config.schema.json (naming the key and what was expected),
-# fills the schema's defaults, and checks that the benchmarks and models named exist.
+# fills the schema's defaults, and checks that the benchmarks and models named exist and the
+# paths. Each refusal names the file and line holding the value: the Snakefile's config file
+# (unless --replace-workflow-config), then each --configfile, then --config, as Snakemake merged them.
 try:
-    check_config(config, "config/config.yaml")
+    check_config(
+        config,
+        ConfigSources.workflow(
+            (
+                []
+                if workflow.config_settings.replace_workflow_config
+                else ["config/config.yaml"]
+            )
+            + list(workflow.config_settings.configfiles),
+            workflow.config_settings.config,
+        ),
+    )
     PLAN = Plan(config, checked=Path(".snakemake/segbench/checked-manifests"))
     PLAN.check_pinned_inputs()
 except SegbenchError as error:

@@ -269,8 +269,12 @@ def args_check_submission(p: argparse.ArgumentParser) -> None:
 def args_check_results(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", type=input_path, default=Path("results"), help="the DVC-tracked output folder (checked)")
     p.add_argument("--lock", type=input_path, default=Path("dvc.lock"))
-    p.add_argument("--cache", type=input_path, default=Path(".dvc/cache"))
+    p.add_argument("--listings", type=input_path, default=Path(".snakemake/segbench/results-listings"),
+                   help="where the listing of each tree the workflow made is kept, named by its digest")
     p.add_argument("--metadata", type=input_path, default=Path(".snakemake/metadata"),
-                   help="Snakemake's records of the outputs (which outputs one job made)")
+                   help="Snakemake's records of the outputs (which are job outputs)")
     p.add_argument("--repair", action="store_true",
-                   help="remove the job outputs holding damaged files, with the other outputs of their jobs")
+                   help="run the workflow, forcing the jobs that made damaged files, instead of failing")
+    p.add_argument("workflow", nargs=argparse.REMAINDER,
+                   help="-- SNAKEMAKE-COMMAND: the workflow run (given --forcerun and the damaged job "
+                        "outputs); when it succeeds the listing of the tree it made is kept")

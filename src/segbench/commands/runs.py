@@ -285,15 +285,31 @@ def run_check_submission(step: ModuleType, args: argparse.Namespace) -> None:
 
 def run_check_results(step: ModuleType, args: argparse.Namespace) -> None:
     import os
+    import subprocess
 
-    listing = step.recorded_listing(args.lock, Path(os.path.relpath(args.out, args.lock.parent)).as_posix(), args.cache)
+    workflow = args.workflow[1:] if args.workflow[:1] == ["--"] else args.workflow
+    if args.repair and not workflow:
+        raise SegbenchError("--repair re-runs jobs through the workflow: name its command after `--` "
+                            "(segbench check-results --repair -- snakemake --cores 8)")
+    out = Path(os.path.relpath(args.out, args.lock.parent)).as_posix()
+    listing = step.recorded_listing(args.lock, out, args.listings)
     if listing is None:
-        print(f"{args.out}: no tree recorded in {args.lock} and {args.cache}: nothing to compare")
-        return
-    damaged = step.damaged_files(args.out, listing)
+        print(f"{args.out}: no listing of the tree {args.lock} recorded under {args.listings}: nothing to compare")
+    damaged = step.damaged_files(args.out, listing) if listing else []
     lines = [f"{path}: {how} since {args.lock} recorded it" for path, how in damaged]
     if damaged and not args.repair:
         raise SegbenchError(f"{args.out}: {len(damaged)} file(s) differ from the recorded tree:\n  " + "\n  ".join(lines))
-    for output in step.repair(args.out, damaged, args.metadata) if damaged else []:
-        print(f"removed {output} (to be re-made by the workflow)")
-    print(f"{args.out}: {len(listing) - len(damaged)} of {len(listing)} recorded files as recorded")
+    targets = step.rerun_targets(args.out, damaged, args.metadata)
+    for line in lines:
+        print(line)
+    for target in targets:
+        print(f"{target}: its job is re-run, with the jobs that read its outputs (--forcerun)")
+    if listing is not None:
+        print(f"{args.out}: {len(listing) - len(damaged)} of {len(listing)} recorded files as recorded")
+    if not workflow:
+        return
+    forced = ["--forcerun", *map(str, targets)] if targets else []
+    done = subprocess.run([*workflow, *forced])
+    if done.returncode != 0:
+        raise SegbenchError(f"the workflow run `{' '.join(workflow + forced)}` failed (exit {done.returncode})")
+    print(f"{args.out}: the listing of the tree made is kept as {step.keep_listing(args.out, args.listings)}")

@@ -30,24 +30,27 @@ def registry() -> Registry:
     )
 
 
+def error_path(error: jsonschema.ValidationError) -> list[Any]:
+    """The field an error is about: a key that breaks `propertyNames` is a field of its own."""
+    at = list(error.absolute_path)
+    return at + [error.instance] if "propertyNames" in error.absolute_schema_path else at
+
+
 def field_path(error: jsonschema.ValidationError) -> str:
-    return "/".join(str(p) for p in error.absolute_path) or "(top level)"
+    return "/".join(str(p) for p in error_path(error)) or "(top level)"
 
 
-def validate(document: Any, schema_name: str, source: str | Path, schema: dict[str, Any] | None = None,
-             line_of: Callable[[Sequence[str | int]], int | None] | None = None) -> None:
+def validate(document: Any, schema_name: str, source: str | Path | Callable[[list[Any]], str],
+             schema: dict[str, Any] | None = None) -> None:
     """Raise SegbenchError naming `source`, the field and what was expected, on the first error.
-    `schema`: a variant of the named one to check against instead (with a benchmark's field names).
-    `line_of`: the line of a field (its path) in `source`, named as `source:line` where known."""
+    `source`: a name, or a function giving the place ('file:line') of a field's path.
+    `schema`: a variant of the named one to check against instead (with a benchmark's field names)."""
     schema = load_schema(schema_name) if schema is None else schema
     validator = jsonschema.Draft202012Validator(schema, registry=registry())
     errors = sorted(validator.iter_errors(document), key=lambda e: list(e.absolute_path))
     if errors:
-        def where(error: jsonschema.ValidationError) -> str:
-            line = None if line_of is None else line_of(list(error.absolute_path))
-            return f"{source}" if line is None else f"{source}:{line}"
-
-        lines = [f"{where(e)}: field '{field_path(e)}': {e.message}" for e in errors[:10]]
+        lines = [f"{source(error_path(e)) if callable(source) else source}: field '{field_path(e)}': {e.message}"
+                 for e in errors[:10]]
         raise SegbenchError("invalid " + schema_name + ":\n  " + "\n  ".join(lines))
 
 

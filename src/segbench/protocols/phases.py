@@ -65,6 +65,11 @@ def line_finder(root: yaml.Node | None):
     return line_of
 
 
+def place(path: Path, line: int | None) -> str:
+    """'file:line', or the file alone where the line is not known."""
+    return str(path) if line is None else f"{path}:{line}"
+
+
 def parse_time(text: str | None, where: str) -> datetime | None:
     if text is None:
         return None
@@ -79,10 +84,10 @@ def load_phases(path: Path) -> dict[str, Phase]:
     path = Path(path)
     document, root = read_with_lines(path)
     line_of = line_finder(root)
-    validate(document, "phases", path, line_of=line_of)
+    validate(document, "phases", lambda field: place(path, line_of(field)))
 
     def where(*field: str | int) -> str:
-        return f"{path}:{line_of(list(field))}: field '{'/'.join(map(str, field))}'"
+        return f"{place(path, line_of(list(field)))}: field '{'/'.join(map(str, field))}'"
 
     name = document["benchmark"]
     if name != path.stem:
