@@ -107,5 +107,6 @@ def test_an_unknown_benchmark_and_a_file_that_is_not_yaml(tmp_path):
     assert refusal(tmp_path, "benchmark: nope\nphases: [{name: a, split: test, private_fraction: 0}]\n", "nope") == (
         f"unknown benchmark 'nope' (no {phases_path('x').parents[1] / 'benchmarks' / 'nope.yaml'}); "
         f"known: {known_benchmarks()}")
-    assert refusal(tmp_path, "benchmark: [\n").startswith("F: not valid YAML: ")
+    assert refusal(tmp_path, "benchmark: [\n") == (
+        "F:2: not valid YAML: did not find expected node content (while parsing a flow node at line 2)")
     assert refusal(tmp_path, "").startswith("invalid phases:\n  F: field '(top level)': None is not of type 'object'")

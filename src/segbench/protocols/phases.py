@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 
 import yaml
 
@@ -14,6 +13,7 @@ from ..core.phase import Phase
 from ..errors import SegbenchError
 from ..io.paths import config_dir
 from ..io.schemas import validate
+from ..io.yamlfile import read_yaml_file
 from .definitions import SAFE_LOADER, load_benchmark
 
 
@@ -30,46 +30,6 @@ def phases_path(benchmark: str) -> Path:
     return config_dir() / "phases" / f"{benchmark}.yaml"
 
 
-def read_with_lines(path: Path) -> tuple[Any, yaml.Node | None]:
-    """The document and its node tree (for the line of each field)."""
-    try:
-        loader = PhaseLoader(path.read_text())
-    except OSError as exc:
-        raise SegbenchError(f"{path}: cannot read: {exc.strerror}") from None
-    try:
-        node = loader.get_single_node()
-        return (None if node is None else loader.construct_document(node)), node
-    except yaml.YAMLError as exc:
-        raise SegbenchError(f"{path}: not valid YAML: {exc}") from None
-    finally:
-        loader.dispose()
-
-
-def line_finder(root: yaml.Node | None):
-    """field path -> 1-based line of the deepest node on it that the file has."""
-
-    def line_of(field: list[str | int]) -> int | None:
-        node = root
-        for part in field:
-            if isinstance(node, yaml.MappingNode):
-                found = [value for key, value in node.value if key.value == part]
-            elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
-                found = [node.value[part]]
-            else:
-                found = []
-            if not found:
-                break
-            node = found[0]
-        return None if node is None else node.start_mark.line + 1
-
-    return line_of
-
-
-def place(path: Path, line: int | None) -> str:
-    """'file:line', or the file alone where the line is not known."""
-    return str(path) if line is None else f"{path}:{line}"
-
-
 def parse_time(text: str | None, where: str) -> datetime | None:
     if text is None:
         return None
@@ -82,12 +42,12 @@ def parse_time(text: str | None, where: str) -> datetime | None:
 def load_phases(path: Path) -> dict[str, Phase]:
     """name -> Phase of one file, in the file's order."""
     path = Path(path)
-    document, root = read_with_lines(path)
-    line_of = line_finder(root)
-    validate(document, "phases", lambda field: place(path, line_of(field)))
+    read = read_yaml_file(path, PhaseLoader)
+    document = read.document
+    validate(document, "phases", read.at)
 
     def where(*field: str | int) -> str:
-        return f"{place(path, line_of(list(field)))}: field '{'/'.join(map(str, field))}'"
+        return f"{read.at(field)}: field '{'/'.join(map(str, field))}'"
 
     name = document["benchmark"]
     if name != path.stem:

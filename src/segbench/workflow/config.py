@@ -7,14 +7,13 @@ from __future__ import annotations
 import copy
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ..errors import SegbenchError
 from ..io.schemas import load_schema, validate
+from ..io.yamlfile import YamlFile, read_yaml_file
 from ..protocols.definitions import SAFE_LOADER, known_benchmarks, load_benchmark, parse_slices
 
 OVERRIDES = "--config"  # where Snakemake's command-line values are named
@@ -36,27 +35,10 @@ def fill_defaults(document: Any, schema: dict[str, Any]) -> None:
                 fill_defaults(value, extra)
 
 
-def node_lines(node: yaml.Node, at: tuple[str, ...], lines: dict[tuple[str, ...], int]) -> None:
-    """The line (1-based) of every field under `node`: a mapping key's line, a list item's."""
-    if isinstance(node, yaml.MappingNode):
-        children = [((*at, str(key.value)), key, value) for key, value in node.value]
-    elif isinstance(node, yaml.SequenceNode):
-        children = [((*at, str(i)), item, item) for i, item in enumerate(node.value)]
-    else:
-        return
-    for path, marked, value in children:
-        lines[path] = marked.start_mark.line + 1
-        node_lines(value, path, lines)
-
-
 @dataclass(frozen=True)
-class ConfigSource:
+class ConfigSource(YamlFile):
     """One layer of the config: a file with the line of each field it sets, or the --config
     values (no lines), or a name alone (a document checked on its own)."""
-
-    name: str
-    document: Any = None
-    lines: dict[tuple[str, ...], int] = field(default_factory=dict)
 
     def depth(self, at: tuple[str, ...]) -> int:
         """How many leading components of the field `at` this layer sets."""
@@ -70,34 +52,12 @@ class ConfigSource:
                 return n
         return len(at)
 
-    def at(self, field_path: tuple[str, ...]) -> str:
-        line = self.lines.get(field_path)
-        return f"{self.name}:{line}" if line else self.name
-
 
 def read_config_file(path: Path) -> ConfigSource:
     """A config file as a layer: its document and the line of every field (a syntax error named
     with the file and its line)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise SegbenchError(f"{path}: cannot read: {exc.strerror}") from None
-    except UnicodeDecodeError as exc:
-        raise SegbenchError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    try:
-        document = yaml.load(text, Loader=SAFE_LOADER)
-        root = yaml.compose(text, Loader=SAFE_LOADER)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        where = f"{path}:{mark.line + 1}" if mark else str(path)
-        context = f" ({exc.context} at line {exc.context_mark.line + 1})" if exc.context and exc.context_mark else ""
-        raise SegbenchError(f"{where}: not valid YAML: {exc.problem or exc.context}{context}") from None
-    except yaml.YAMLError as exc:
-        raise SegbenchError(f"{path}: not valid YAML: {exc}") from None
-    lines: dict[tuple[str, ...], int] = {}
-    if root is not None:
-        node_lines(root, (), lines)
-    return ConfigSource(str(path), document, lines)
+    read = read_yaml_file(path, SAFE_LOADER)
+    return ConfigSource(read.name, read.document, read.lines)
 
 
 def readable_config(path: str) -> str:
