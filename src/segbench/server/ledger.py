@@ -86,7 +86,8 @@ def claim(session: Session, lease_seconds: float) -> tuple[Submission, str] | No
         session.execute(update(Submission).where(Submission.id == oldest.scalar_subquery(), claimable(now))
                         .values(**values).execution_options(synchronize_session=False))
     session.commit()
-    claimed = session.scalar(select(Submission).where(Submission.lease_owner == owner))
+    claimed = session.scalar(select(Submission).where(Submission.lease_owner == owner)
+                             .execution_options(populate_existing=True))  # the row as now, not as last seen
     return None if claimed is None else (claimed, owner)
 
 

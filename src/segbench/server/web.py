@@ -80,8 +80,11 @@ def require_host(request: Request) -> None:
     if token is None:
         raise ApiError(401, "no token: send 'Authorization: Bearer HOST_TOKEN'")
     with deployment_of(request).sessions() as session:
-        if not is_host(session, token):
-            raise ApiError(403, "a host endpoint: the host token is needed")
+        if is_host(session, token):
+            return
+        if team_of(session, token) is not None:
+            raise ApiError(403, "a host endpoint: a team's token does not open it")
+    raise ApiError(401, "the token is not the host's")
 
 
 def find_phase(request: Request, benchmark: str, name: str) -> Phase:

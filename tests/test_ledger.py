@@ -1,0 +1,151 @@
+"""The submissions' life in the database (SQLite here): quota and insert in one transaction,
+claims under a lease, results written only by the lease's holder; and the migrations make
+exactly the tables the ORM declares."""
+
+from __future__ import annotations
+
+import threading
+import time
+from datetime import timedelta
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from sqlalchemy import func, select, update
+
+from segbench.server import ledger
+from segbench.server.accounts import add_team, team_of
+from segbench.server.database import engine_for, migrate, sessions
+from segbench.server.models import FAILED, SCORED, SCORING, Base, Phase, Submission, Team, utcnow
+
+
+@pytest.fixture
+def db(tmp_path):
+    engine = engine_for(f"sqlite:///{tmp_path / 'server.db'}")
+    migrate(engine)
+    factory = sessions(engine)
+    with factory() as session:
+        add_team(session, "alpha")
+        session.add(Phase(benchmark="b", name="test", split="test", data_dir="d", manifest_path="m", dataset_id="x:1",
+                          floor_counts_sha256="0" * 64, floor_results="{}", quota_total=3))
+        session.commit()
+    return factory
+
+
+def team_and_phase(session):
+    return session.scalar(select(Team)), session.scalar(select(Phase))
+
+
+def accept(factory, sha="a" * 64) -> Submission:
+    with factory() as session:
+        team, phase = team_and_phase(session)
+        return ledger.accept(session, team, phase, sha, 1, "m", "", "v", lambda: None)
+
+
+def test_the_migrations_make_the_tables_the_orm_declares(db):
+    with db().bind.connect() as connection:
+        assert compare_metadata(MigrationContext.configure(connection), Base.metadata) == []
+
+
+def test_migrating_twice_changes_nothing(tmp_path):
+    engine = engine_for(f"sqlite:///{tmp_path / 'again.db'}")
+    assert migrate(engine) == migrate(engine) == "0001"
+
+
+def test_the_quota_is_exact_and_a_refusal_inserts_nothing(db):
+    stored = []
+    for _ in range(3):
+        accept(db)
+    with db() as session:
+        team, phase = team_and_phase(session)
+        with pytest.raises(ledger.QuotaExhausted, match="quota: 3 submissions in all for phase 'test', all used"):
+            ledger.accept(session, team, phase, "b" * 64, 1, "m", "", "v", lambda: stored.append(1))
+        assert session.scalar(select(func.count()).select_from(Submission)) == 3
+    assert stored == []  # refused before the upload was stored
+
+
+def test_concurrent_uploads_of_one_team_take_exactly_the_quota(db):
+    outcomes = []
+
+    def one() -> None:
+        try:
+            accept(db)
+            outcomes.append("accepted")
+        except ledger.QuotaExhausted:
+            outcomes.append("refused")
+
+    threads = [threading.Thread(target=one) for _ in range(20)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(outcomes) == ["accepted"] * 3 + ["refused"] * 17
+    with db() as session:
+        assert session.scalar(select(func.count()).select_from(Submission)) == 3
+
+
+def test_a_day_quota_counts_the_last_24_hours_only(db):
+    with db() as session:
+        session.execute(update(Phase).values(quota_total=None, quota_per_day=1))
+        session.commit()
+    first = accept(db)
+    with pytest.raises(ledger.QuotaExhausted, match="1 submissions a day"):
+        accept(db)
+    with db() as session:  # yesterday's
+        session.execute(update(Submission).where(Submission.id == first.id)
+                        .values(created_at=utcnow() - timedelta(days=1, seconds=1)))
+        session.commit()
+    accept(db)
+
+
+def test_claims_go_oldest_first_and_each_submission_to_one_claim(db):
+    first, second = accept(db), accept(db)
+    with db() as session:
+        (a, owner_a), (b, owner_b) = ledger.claim(session, 60), ledger.claim(session, 60)
+        assert (a.id, b.id) == (first.id, second.id) and owner_a != owner_b
+        assert a.status == b.status == SCORING and a.attempts == 1
+        assert ledger.claim(session, 60) is None
+
+
+def test_an_expired_lease_goes_to_another_claim_and_only_the_last_claim_finishes(db):
+    submitted = accept(db)
+    with db() as session:
+        _, dead = ledger.claim(session, 0.05)
+        time.sleep(0.1)
+        taken, owner = ledger.claim(session, 60)
+        assert taken.id == submitted.id and taken.attempts == 2
+        assert not ledger.renew(session, submitted.id, dead, 60)
+        assert not ledger.finish(session, submitted.id, dead, "c" * 64, "{}", "{}")
+        assert ledger.renew(session, submitted.id, owner, 60)
+        assert ledger.finish(session, submitted.id, owner, "c" * 64, '{"r": 1}', "{}")
+        assert not ledger.finish(session, submitted.id, owner, "d" * 64, "{}", "{}")  # once
+        row = session.get(Submission, submitted.id)
+        session.refresh(row)
+        assert (row.status, row.counts_sha256, row.results) == (SCORED, "c" * 64, '{"r": 1}')
+
+
+def test_a_held_lease_is_not_claimed(db):
+    accept(db)
+    with db() as session:
+        assert ledger.claim(session, 60) is not None
+        assert ledger.claim(session, 60) is None
+
+
+def test_a_failure_is_recorded_by_its_claim(db):
+    submitted = accept(db)
+    with db() as session:
+        _, owner = ledger.claim(session, 60)
+        assert ledger.fail(session, submitted.id, owner, "upload.zip: bad")
+        row = session.get(Submission, submitted.id)
+        session.refresh(row)
+        assert (row.status, row.error) == (FAILED, "upload.zip: bad")
+
+
+def test_a_team_is_found_by_its_token_only_while_not_revoked(db):
+    with db() as session:
+        token = add_team(session, "beta")
+        assert team_of(session, token).name == "beta"
+        assert team_of(session, token + "x") is None
+        session.execute(update(Team).where(Team.name == "beta").values(revoked=True))
+        session.commit()
+        assert team_of(session, token) is None
