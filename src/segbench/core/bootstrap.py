@@ -81,17 +81,23 @@ def prepare(
         if not applies(report, benchmark, model_space):
             continue
         stack = report_matrix(benchmark, report, model_space, counts, per_frame=True)
-        size = report.space.size
-        per_group = np.zeros((len(names), size * size), dtype=np.int64)
-        np.add.at(per_group, frame_group, stack.reshape(len(stack), -1))
-        group_bands = None
         tallies = report_band_tallies(benchmark, report, model_space, counts) if any(
             function(spec).bands for spec in report.metrics) else None
-        if tallies is not None:
-            group_bands = np.zeros((len(names), BAND_TALLIES, size), dtype=np.int64)
-            np.add.at(group_bands, frame_group, tallies)
-        data[report.key] = ReportData(report, stack, per_group.reshape(len(names), size, size), frame_group, group_bands)
+        data[report.key] = report_data(report, stack, tallies, frame_group, len(names))
     return names, data
+
+
+def report_data(report: ReportSpec, stack: np.ndarray, tallies: np.ndarray | None, frame_group: np.ndarray,
+                groups: int) -> ReportData:
+    """One report's per-frame matrices (and band tallies, or None) summed per group."""
+    size = report.space.size
+    per_group = np.zeros((groups, size * size), dtype=np.int64)
+    np.add.at(per_group, frame_group, stack.reshape(len(stack), -1))
+    group_bands = None
+    if tallies is not None:
+        group_bands = np.zeros((groups, BAND_TALLIES, size), dtype=np.int64)
+        np.add.at(group_bands, frame_group, tallies)
+    return ReportData(report, stack, per_group.reshape(groups, size, size), frame_group, group_bands)
 
 
 def _value(spec: MetricSpec, view: ReportView) -> float:

@@ -1,7 +1,7 @@
 """JSON Schema validation of data files, with errors that name the file and the field."""
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -34,14 +34,20 @@ def field_path(error: jsonschema.ValidationError) -> str:
     return "/".join(str(p) for p in error.absolute_path) or "(top level)"
 
 
-def validate(document: Any, schema_name: str, source: str | Path, schema: dict[str, Any] | None = None) -> None:
+def validate(document: Any, schema_name: str, source: str | Path, schema: dict[str, Any] | None = None,
+             line_of: Callable[[Sequence[str | int]], int | None] | None = None) -> None:
     """Raise SegbenchError naming `source`, the field and what was expected, on the first error.
-    `schema`: a variant of the named one to check against instead (with a benchmark's field names)."""
+    `schema`: a variant of the named one to check against instead (with a benchmark's field names).
+    `line_of`: the line of a field (its path) in `source`, named as `source:line` where known."""
     schema = load_schema(schema_name) if schema is None else schema
     validator = jsonschema.Draft202012Validator(schema, registry=registry())
     errors = sorted(validator.iter_errors(document), key=lambda e: list(e.absolute_path))
     if errors:
-        lines = [f"{source}: field '{field_path(e)}': {e.message}" for e in errors[:10]]
+        def where(error: jsonschema.ValidationError) -> str:
+            line = None if line_of is None else line_of(list(error.absolute_path))
+            return f"{source}" if line is None else f"{source}:{line}"
+
+        lines = [f"{where(e)}: field '{field_path(e)}': {e.message}" for e in errors[:10]]
         raise SegbenchError("invalid " + schema_name + ":\n  " + "\n  ".join(lines))
 
 
