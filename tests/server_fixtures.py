@@ -23,6 +23,17 @@ from PIL import Image
 ROOT = Path(__file__).resolve().parents[1]
 DATA, MANIFEST = ROOT / "data", ROOT / "data_manifest.json"
 BENCHMARK, PHASE, SPLIT = "painting-vision", "test", "test"
+# The tests' phase: always open, a quota no test reaches.
+PHASES = f"""benchmark: {BENCHMARK}
+phases:
+  - name: {PHASE}
+    split: {SPLIT}
+    quota_per_day: null
+    quota_total: 100
+    selection: 1
+    show_scores: true
+    private_fraction: 0.5
+"""
 # Fast settings for the tests: a short lease and poll, a small bootstrap.
 WORKER_OPTIONS = ("--lease-seconds", "3", "--poll-seconds", "0.2", "--resamples", "50")
 
@@ -106,8 +117,10 @@ class Deployment:
         self.store = folder / "store"
         init = segbench("server", "init", "--db", self.db, "--store", str(self.store)).stdout
         self.host_token = next(line.split(": ", 1)[1] for line in init.splitlines() if line.startswith("host token: "))
-        segbench("server", "add-phase", "--db", self.db, "--benchmark", BENCHMARK, "--name", PHASE, "--split", SPLIT,
-                 "--data", str(DATA), "--manifest", str(MANIFEST))
+        phases = folder / f"{BENCHMARK}.yaml"
+        phases.write_text(PHASES)
+        segbench("server", "add-phase", "--db", self.db, "--benchmark", BENCHMARK, "--name", PHASE, "--data", str(DATA),
+                 "--manifest", str(MANIFEST), "--phases", str(phases))
         self.tokens = {}
         for team in ("alpha", "beta"):
             line = segbench("server", "add-team", team, "--db", self.db).stdout.strip()

@@ -27,7 +27,8 @@ def db(tmp_path):
     with factory() as session:
         add_team(session, "alpha")
         session.add(Phase(benchmark="b", name="test", split="test", data_dir="d", manifest_path="m", dataset_id="x:1",
-                          floor_counts_sha256="0" * 64, floor_results="{}", quota_total=3))
+                          floor_counts_sha256="0" * 64, floor_results="{}", quota_total=3, selection=1,
+                          show_scores=True, private_fraction=0.5))
         session.commit()
     return factory
 
@@ -84,18 +85,33 @@ def test_concurrent_uploads_of_one_team_take_exactly_the_quota(db):
         assert session.scalar(select(func.count()).select_from(Submission)) == 3
 
 
-def test_a_day_quota_counts_the_last_24_hours_only(db):
+def test_a_day_quota_counts_the_utc_day_only(db):
     with db() as session:
         session.execute(update(Phase).values(quota_total=None, quota_per_day=1))
         session.commit()
     first = accept(db)
     with pytest.raises(ledger.QuotaExhausted, match="1 submissions a day"):
         accept(db)
-    with db() as session:  # yesterday's
+    midnight = utcnow().replace(hour=0, minute=0, second=0, microsecond=0)
+    with db() as session:  # made a second before today began
         session.execute(update(Submission).where(Submission.id == first.id)
-                        .values(created_at=utcnow() - timedelta(days=1, seconds=1)))
+                        .values(created_at=midnight - timedelta(seconds=1)))
         session.commit()
     accept(db)
+
+
+@pytest.mark.parametrize(("opens", "closes"), [(timedelta(hours=1), None), (None, timedelta(0)),
+                                               (timedelta(days=-2), timedelta(days=-1))])
+def test_a_closed_phase_takes_no_upload(db, opens, closes):
+    now = utcnow()
+    with db() as session:
+        session.execute(update(Phase).values(opens_at=None if opens is None else now + opens,
+                                             closes_at=None if closes is None else now + closes))
+        session.commit()
+    with pytest.raises(ledger.PhaseClosed, match="phase 'test' is closed"):
+        accept(db)
+    with db() as session:
+        assert session.scalar(select(func.count()).select_from(Submission)) == 0
 
 
 def test_claims_go_oldest_first_and_each_submission_to_one_claim(db):

@@ -137,7 +137,7 @@ def test_no_team_no_upload(served, upload, token):
 
 
 def test_the_client_submits_with_the_token_from_the_environment_and_waits(served, upload):
-    done = subprocess.run([sys.executable, "-m", "segbench", "upload", str(upload), "--server", served.url,
+    done = subprocess.run([sys.executable, "-m", "segbench", "submit", str(upload), "--server", served.url,
                            "--benchmark", BENCHMARK, "--phase", PHASE, "--method", "cli", "--wait", "--timeout", "120"],
                           env={**environment(), "SEGBENCH_TOKEN": served.tokens["beta"]}, capture_output=True,
                           text=True, timeout=200)

@@ -94,7 +94,7 @@ def args_metrics(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", type=Path, required=True)
 
 
-def args_submit(p: argparse.ArgumentParser) -> None:
+def args_record(p: argparse.ArgumentParser) -> None:
     add_benchmark(p)
     p.add_argument("--metrics", type=Path, required=True)
     p.add_argument("--floor-metrics", type=Path, required=True)
@@ -273,13 +273,12 @@ def args_server(p: argparse.ArgumentParser) -> None:
     phase = sub.add_parser("add-phase", help="point a phase of a benchmark at its hidden split (data and manifest)")
     add_database(phase)
     add_benchmark(phase)
-    phase.add_argument("--name", default="test", help="the phase's name (default: test)")
-    phase.add_argument("--split", default="test", help="the hidden split (default: test)")
+    phase.add_argument("--name", default="test", help="the phase's name in the phases file (default: test)")
+    phase.add_argument("--phases", type=Path, help="the phases file (default: config/phases/BENCHMARK.yaml): the "
+                                                   "phase's split, dates, quotas")
     phase.add_argument("--data", type=Path, required=True, help="the hidden split's dataset folder (labels included)")
     phase.add_argument("--manifest", type=Path, required=True, help="its manifest (the dataset_id is checked against the data)")
     phase.add_argument("--baseline", type=Path, help="the baseline's upload (a zip), scored now: the boards' Δ vs baseline")
-    phase.add_argument("--quota-per-day", type=positive_int, help="submissions a team may make in 24 hours")
-    phase.add_argument("--quota-total", type=positive_int, help="submissions a team may make in all")
     run = sub.add_parser("run", help="serve the API and the pages (uvicorn)")
     add_database(run)
     run.add_argument("--host", default="127.0.0.1")
@@ -296,7 +295,7 @@ def add_client(p: argparse.ArgumentParser) -> None:
     p.add_argument("--token", default=os.environ.get("SEGBENCH_TOKEN"), help="the team's token; default $SEGBENCH_TOKEN")
 
 
-def args_upload(p: argparse.ArgumentParser) -> None:
+def args_submit(p: argparse.ArgumentParser) -> None:
     p.add_argument("upload", type=Path, help="the upload (a zip, as `segbench export` writes it)")
     add_client(p)
     p.add_argument("--benchmark", required=True)

@@ -122,7 +122,7 @@ def run_metrics(step: ModuleType, args: argparse.Namespace) -> None:
                                                   benchmark.space(args.label_space), split))
 
 
-def run_submit(step: ModuleType, args: argparse.Namespace) -> None:
+def run_record(step: ModuleType, args: argparse.Namespace) -> None:
     from ..io.fileio import read_json, read_json_fields
     from ..records.identity import read_identity
 
@@ -282,8 +282,7 @@ def run_server(step: ModuleType, args: argparse.Namespace) -> None:
     elif args.server_command == "add-team":
         print(f"token for {args.name}: {step.add_team(db, args.name)}")
     elif args.server_command == "add-phase":
-        phase = step.add_phase(db, args.benchmark, args.name, args.split, args.data, args.manifest, args.baseline,
-                               args.quota_per_day, args.quota_total)
+        phase = step.add_phase(db, args.benchmark, args.name, args.data, args.manifest, args.baseline, args.phases)
         print(f"phase {phase.name} of {phase.benchmark}: split {phase.split}, dataset {phase.dataset_id}")
     elif args.server_command == "run":
         step.serve(db, args.host, args.port, step.settings_of(vars(args)))
@@ -300,7 +299,7 @@ def client_args(args: argparse.Namespace) -> tuple[str, str]:
     return args.server, args.token
 
 
-def run_upload(step: ModuleType, args: argparse.Namespace) -> None:
+def run_submit(step: ModuleType, args: argparse.Namespace) -> None:
     import json
 
     server, token = client_args(args)

@@ -10,6 +10,8 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
 from ..errors import SegbenchError
+from ..io.fileio import sha256_file
+from ..protocols.phases import load_phases, phases_path
 from . import accounts
 from .database import engine_for, migrate, sessions
 from .deployment import STORE_KEY, Deployment, connect, verify_phases
@@ -19,7 +21,6 @@ from .models import HostToken, Phase, Setting
 from .scoring import as_json, score_phase_floor, score_upload
 from .settings import DEFAULTS, Settings
 from .store import open_store
-from ..io.fileio import sha256_file
 
 
 def init(db_url: str, store_url: str) -> tuple[str, str | None]:
@@ -42,14 +43,21 @@ def add_team(db_url: str, name: str) -> str:
         return accounts.add_team(session, name)
 
 
-def add_phase(db_url: str, benchmark: str, name: str, split: str, data: Path, manifest: Path,
-              baseline: Path | None = None, quota_per_day: int | None = None,
-              quota_total: int | None = None) -> Phase:
-    """Point phase `name` of `benchmark` at its hidden split (data verified against the manifest),
-    with the floor scored from the labels and, when given, the baseline upload (checked like any
-    upload) scored too."""
+def add_phase(db_url: str, benchmark: str, name: str, data: Path, manifest: Path, baseline: Path | None = None,
+              phases: Path | None = None) -> Phase:
+    """Point phase `name` of `benchmark`, as its phases file defines it (default
+    config/phases/<benchmark>.yaml), at its hidden split (data verified against the manifest), with
+    the floor scored from the labels and, when given, the baseline upload (checked like any upload)
+    scored too."""
+    path = phases or phases_path(benchmark)
+    defined = load_phases(path)
+    if name not in defined:
+        raise SegbenchError(f"{path}: no phase named {name!r} (it defines {sorted(defined)})")
+    definition = defined[name]
+    if definition.benchmark != benchmark:
+        raise SegbenchError(f"{path}: the phases of {definition.benchmark}, not of {benchmark}")
     deployment = connect(db_url)
-    hidden = open_hidden(benchmark, split, data.resolve(), manifest.resolve())
+    hidden = open_hidden(benchmark, definition.split, data.resolve(), manifest.resolve())
     with tempfile.TemporaryDirectory(prefix="segbench-phase-") as folder:
         floor_sha, floor_document = score_phase_floor(deployment.store, hidden, Path(folder))
         baseline_sha = baseline_document = None
@@ -57,11 +65,10 @@ def add_phase(db_url: str, benchmark: str, name: str, split: str, data: Path, ma
             check(hidden, Received(baseline, sha256_file(baseline), baseline.stat().st_size))
             baseline_sha, _, baseline_document = score_upload(deployment.store, hidden, baseline, "baseline",
                                                               Path(folder))
-    phase = Phase(benchmark=benchmark, name=name, split=split, data_dir=str(hidden.data),
-                  manifest_path=str(hidden.manifest), dataset_id=hidden.dataset_id, floor_counts_sha256=floor_sha,
-                  floor_results=as_json(floor_document), baseline_counts_sha256=baseline_sha,
-                  baseline_results=None if baseline_document is None else as_json(baseline_document),
-                  quota_per_day=quota_per_day, quota_total=quota_total)
+    phase = Phase.of(definition, data_dir=str(hidden.data), manifest_path=str(hidden.manifest),
+                     dataset_id=hidden.dataset_id, floor_counts_sha256=floor_sha, floor_results=as_json(floor_document),
+                     baseline_counts_sha256=baseline_sha,
+                     baseline_results=None if baseline_document is None else as_json(baseline_document))
     with deployment.sessions() as session:
         session.add(phase)
         try:

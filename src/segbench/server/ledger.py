@@ -21,15 +21,24 @@ from sqlalchemy import func, or_, select, update
 from sqlalchemy.orm import Session
 
 from ..errors import SegbenchError
-from .models import FAILED, QUEUED, SCORED, SCORING, Phase, Submission, Team, utcnow
+from .models import FAILED, QUEUED, SCORED, SCORING, Phase, Submission, Team, aware, utcnow
 
 
 class QuotaExhausted(SegbenchError):
-    pass
+    """The team has used the phase's quota."""
 
 
-def quota_problem(session: Session, team: Team, phase: Phase, now: datetime) -> str | None:
-    """Why the team may not submit to the phase now, or None."""
+class PhaseClosed(SegbenchError):
+    """The phase takes no uploads now (before its start or from its end)."""
+
+
+def refusal(session: Session, team: Team, phase: Phase, now: datetime) -> SegbenchError | None:
+    """Why the team may not submit to the phase at `now` (naive UTC), or None: the phase's dates,
+    its quota over the phase and over the UTC day (core.phase.Phase's rules)."""
+    definition = phase.definition()
+    if not definition.is_open(aware(now)):
+        return PhaseClosed(f"phase '{phase.name}' is closed (open from {definition.start} until {definition.end})")
+
     def accepted_since(since: datetime | None) -> int:
         query = select(func.count()).select_from(Submission).where(
             Submission.team_id == team.id, Submission.phase_id == phase.id)
@@ -38,9 +47,11 @@ def quota_problem(session: Session, team: Team, phase: Phase, now: datetime) -> 
         return session.scalar(query)
 
     if phase.quota_total is not None and accepted_since(None) >= phase.quota_total:
-        return f"quota: {phase.quota_total} submissions in all for phase '{phase.name}', all used"
-    if phase.quota_per_day is not None and accepted_since(now - timedelta(days=1)) >= phase.quota_per_day:
-        return f"quota: {phase.quota_per_day} submissions a day for phase '{phase.name}', all used in the last 24 hours"
+        return QuotaExhausted(f"quota: {phase.quota_total} submissions in all for phase '{phase.name}', all used")
+    day = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    if phase.quota_per_day is not None and accepted_since(day) >= phase.quota_per_day:
+        return QuotaExhausted(f"quota: {phase.quota_per_day} submissions a day (UTC) for phase '{phase.name}', all "
+                              f"used today; the next day starts at {(day + timedelta(days=1)).isoformat()}Z")
     return None
 
 
@@ -51,10 +62,10 @@ def accept(session: Session, team: Team, phase: Phase, upload_sha256: str, uploa
     transaction that then fails is only an unreferenced object, never a visible submission)."""
     now = utcnow()
     session.execute(update(Team).where(Team.id == team.id).values(last_upload_at=now))  # the team's lock
-    problem = quota_problem(session, team, phase, now)
-    if problem is not None:
+    refused = refusal(session, team, phase, now)
+    if refused is not None:
         session.rollback()
-        raise QuotaExhausted(problem)
+        raise refused
     stored()
     submission = Submission(id=secrets.token_hex(16), team_id=team.id, phase_id=phase.id, status=QUEUED,
                             method=method, description=description, upload_sha256=upload_sha256,

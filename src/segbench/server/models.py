@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from sqlalchemy import BigInteger, Boolean, DateTime, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy import BigInteger, Boolean, DateTime, Float, ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+from ..core.phase import Phase as PhaseDefinition
 
 # A submission's life: accepted as QUEUED; a worker's claim makes it SCORING (with a lease); the
 # result makes it SCORED, a refusal by the scorer FAILED.
@@ -18,6 +20,14 @@ STATUSES = (QUEUED, SCORING, SCORED, FAILED)
 
 def utcnow() -> datetime:
     return datetime.now(timezone.utc).replace(tzinfo=None)
+
+
+def aware(moment: datetime | None) -> datetime | None:
+    return None if moment is None else moment.replace(tzinfo=timezone.utc)
+
+
+def naive(moment: datetime | None) -> datetime | None:
+    return None if moment is None else moment.astimezone(timezone.utc).replace(tzinfo=None)
 
 
 class Base(DeclarativeBase):
@@ -52,7 +62,9 @@ class Team(Base):
 
 
 class Phase(Base):
-    """A phase of a benchmark: its hidden split, where the host keeps its data and manifest."""
+    """A phase of a benchmark: its definition as the host's phases file gave it when the phase was
+    added (core.phase.Phase's fields), and its hidden split: where the host keeps its data and
+    manifest, the floor's and the baseline's counts."""
 
     __tablename__ = "phases"
     __table_args__ = (UniqueConstraint("benchmark", "name"),)
@@ -68,9 +80,28 @@ class Phase(Base):
     # The host's baseline upload, scored when the phase is added (None: no baseline).
     baseline_counts_sha256: Mapped[str | None] = mapped_column(String(64), nullable=True)
     baseline_results: Mapped[str | None] = mapped_column(Text, nullable=True)
+    opens_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
+    closes_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
     quota_per_day: Mapped[int | None] = mapped_column(Integer, nullable=True)
     quota_total: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    selection: Mapped[int] = mapped_column(Integer, default=1)
+    show_scores: Mapped[bool] = mapped_column(Boolean, default=True)
+    private_fraction: Mapped[float] = mapped_column(Float, default=0.0)
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+
+    def definition(self) -> PhaseDefinition:
+        return PhaseDefinition(name=self.name, benchmark=self.benchmark, split=self.split, start=aware(self.opens_at),
+                               end=aware(self.closes_at), quota_per_day=self.quota_per_day,
+                               quota_total=self.quota_total, selection=self.selection, show_scores=self.show_scores,
+                               private_fraction=self.private_fraction)
+
+    @classmethod
+    def of(cls, definition: PhaseDefinition, **hidden) -> Phase:
+        return cls(benchmark=definition.benchmark, name=definition.name, split=definition.split,
+                   opens_at=naive(definition.start), closes_at=naive(definition.end),
+                   quota_per_day=definition.quota_per_day, quota_total=definition.quota_total,
+                   selection=definition.selection, show_scores=definition.show_scores,
+                   private_fraction=definition.private_fraction, **hidden)
 
 
 class Submission(Base):

@@ -175,4 +175,6 @@ def error_status(exc: SegbenchError) -> int:
         return 413
     if isinstance(exc, ledger.QuotaExhausted):
         return 429
+    if isinstance(exc, ledger.PhaseClosed):
+        return 403
     return 400

@@ -43,8 +43,13 @@ def upgrade() -> None:
         sa.Column("floor_results", sa.Text(), nullable=False),
         sa.Column("baseline_counts_sha256", sa.String(64), nullable=True),
         sa.Column("baseline_results", sa.Text(), nullable=True),
+        sa.Column("opens_at", sa.DateTime(), nullable=True),
+        sa.Column("closes_at", sa.DateTime(), nullable=True),
         sa.Column("quota_per_day", sa.Integer(), nullable=True),
         sa.Column("quota_total", sa.Integer(), nullable=True),
+        sa.Column("selection", sa.Integer(), nullable=False),
+        sa.Column("show_scores", sa.Boolean(), nullable=False),
+        sa.Column("private_fraction", sa.Float(), nullable=False),
         sa.Column("created_at", sa.DateTime(), nullable=False),
         sa.UniqueConstraint("benchmark", "name"),
     )
