@@ -673,12 +673,12 @@ def _(w: World, tmp: Path) -> Run:
                        "--batch-size", "0"], 2, ("--batch-size", "must be a positive integer, got 0"))
 
 
-@case("cli-submit-identity-missing-keys")
+@case("cli-record-identity-missing-keys")
 def _(w: World, tmp: Path) -> Run:
     for name, doc in (("identity.json", {"name": "best"}), ("metrics.json", {}), ("floor.json", {}),
                       ("dataset_id.json", {"dataset_id": "pv1:x"})):
         (tmp / name).write_text(json.dumps(doc))
-    return Run("cli", ["submit", "--metrics", str(tmp / "metrics.json"), "--floor-metrics", str(tmp / "floor.json"),
+    return Run("cli", ["record", "--metrics", str(tmp / "metrics.json"), "--floor-metrics", str(tmp / "floor.json"),
                        "--identity", str(tmp / "identity.json"), "--dataset-id", str(tmp / "dataset_id.json"),
                        "--out", str(tmp / "out" / "submission.json")], 1, ("identity.json", "checkpoint_sha256"))
 

@@ -54,7 +54,7 @@ def test_a_registry_imported_by_name_depends_on_every_module_of_its_package():
 def test_lazy_imports_count_and_data_files_read_by_fixed_path_too():
     # steps.inference imports segbench.models inside infer(): still a dependency
     assert "segbench.models" in GRAPH.imports_of("segbench.steps.inference")
-    assert f"workflow/schemas/submission.schema.json" in files("submit")
+    assert f"workflow/schemas/submission.schema.json" in files("record")
     assert "config/label_tables/idd.yaml" in files("idd-labels")
 
 

@@ -104,12 +104,12 @@ rule submission:
     resources:
         mem_mb=1000,
     params:
-        code=code("submit"),
+        code=code("record"),
         dataset_id=dataset_id,
         checkpoint_sha256=checkpoint_sha256,
     shell:
         cli(
-            "submit",
+            "record",
             "--benchmark {wildcards.benchmark:q} --metrics {input.metrics:q} "
             "--floor-metrics {input.floor:q} --identity {input.identity:q} --dataset-id {input.dataset:q} "
             "--out {output:q}",
