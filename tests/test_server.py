@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import sqlite3
 import subprocess
 import sys
 
 import pytest
+import requests
 from server_fixtures import BENCHMARK, DATA, MANIFEST, PHASE, SPLIT, Deployment, environment, make_upload, segbench
 
 from segbench.protocols.definitions import load_benchmark
@@ -146,3 +148,66 @@ def test_the_client_submits_with_the_token_from_the_environment_and_waits(served
     result = json.loads(rest)
     assert (result["id"], result["status"], result["method"]) == (submission_id, "scored", "cli")
     assert served.api(f"/submissions/{submission_id}", "beta")[1]["results"] == result["results"]
+
+
+def signed_in_browser(served, team: str):
+    """A browser (requests' session keeps the cookies) signed in with the team's token."""
+    browser = requests.Session()
+    front = browser.get(served.url + "/")
+    csrf = re.search(r'name="csrf" value="([^"]+)"', front.text).group(1)
+    signin = browser.post(served.url + "/signin", data={"token": served.tokens[team], "csrf": csrf},
+                          allow_redirects=False)
+    assert signin.status_code == 303 and signin.headers["location"] == "/team"
+    cookie = signin.headers["set-cookie"]
+    assert "segbench_session=" in cookie and "HttpOnly" in cookie and "SameSite=strict" in cookie
+    return browser
+
+
+def page_csrf(browser, url: str) -> str:
+    return re.search(r'name="csrf" value="([^"]+)"', browser.get(url).text).group(1)
+
+
+def test_a_browser_signs_in_uploads_through_the_form_and_sees_its_submission(served, upload):
+    browser = signed_in_browser(served, "alpha")
+    csrf = page_csrf(browser, served.url + "/team")
+    sent = browser.post(served.url + "/team/upload", data={"csrf": csrf, "phase": f"{BENCHMARK}/{PHASE}",
+                                                          "method": "form", "description": ""},
+                        files={"upload": ("upload.zip", upload.read_bytes(), "application/zip")},
+                        allow_redirects=False)
+    assert sent.status_code == 303, sent.text
+    submission_id = sent.headers["location"].rsplit("/", 1)[1]
+    assert served.wait_for("alpha", submission_id)["status"] == "scored"
+    page = browser.get(served.url + f"/submissions/{submission_id}")
+    assert page.status_code == 200 and "Every metric" in page.text and "shared_metrics.mIoU" in page.text
+    assert submission_id in browser.get(served.url + "/team").text
+    board = requests.get(served.url + f"/boards/{BENCHMARK}/{PHASE}")
+    entries = served.api(f"/benchmarks/{BENCHMARK}/phases/{PHASE}/leaderboard")[1]["groups"][0]["entries"]
+    assert board.status_code == 200
+    assert re.findall(r"<tr><td>(\w+)</td><td>(\w+)</td>", board.text) == [
+        (e["team"], e["method"]) for e in entries if e["kind"] == "upload"]
+    other = signed_in_browser(served, "beta")
+    assert other.get(served.url + f"/submissions/{submission_id}").status_code == 404
+
+
+@pytest.mark.parametrize("csrf", [None, "forged"])
+def test_a_form_without_its_csrf_token_changes_nothing(served, upload, csrf):
+    browser = signed_in_browser(served, "beta")
+    objects, submissions = served.stored_objects(), rows(served, "submissions")
+    data = {"phase": f"{BENCHMARK}/{PHASE}", "method": "m", **({"csrf": csrf} if csrf else {})}
+    sent = browser.post(served.url + "/team/upload", data=data,
+                        files={"upload": ("upload.zip", upload.read_bytes(), "application/zip")}, allow_redirects=False)
+    assert sent.status_code == 403 and "CSRF" in sent.text
+    assert served.stored_objects() == objects and rows(served, "submissions") == submissions
+    signout = browser.post(served.url + "/signout", data=data, allow_redirects=False)
+    assert signout.status_code == 403 and browser.get(served.url + "/team").status_code == 200
+
+
+def test_signing_in_needs_the_sign_in_forms_csrf_token_and_a_live_token(served):
+    browser = requests.Session()
+    browser.get(served.url + "/")
+    assert browser.post(served.url + "/signin", data={"token": served.tokens["alpha"], "csrf": "forged"},
+                        allow_redirects=False).status_code == 403
+    csrf = page_csrf(browser, served.url + "/")
+    assert browser.post(served.url + "/signin", data={"token": "sbt_wrong", "csrf": csrf},
+                        allow_redirects=False).status_code == 401
+    assert browser.get(served.url + "/team").status_code == 401

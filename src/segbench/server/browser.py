@@ -101,7 +101,7 @@ async def signin(request: Request):
 @router.post("/signout")
 async def signout(request: Request):
     current = await run_in_threadpool(require_session, request)
-    form = await request.form(max_files=0, max_fields=2, max_part_size=4096)
+    form = await request.form(max_files=0, max_fields=8, max_part_size=4096)
     check_csrf(current.csrf, form.get("csrf"))
 
     def close() -> None:
