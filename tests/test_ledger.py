@@ -1,9 +1,11 @@
-"""The submissions' life in the database (SQLite here): quota and insert in one transaction,
-claims under a lease, results written only by the lease's holder; and the migrations make
-exactly the tables the ORM declares."""
+"""The submissions' life in the database: quota and insert in one transaction, claims under a
+lease, results written only by the lease's holder; and the migrations make exactly the tables
+the ORM declares. On SQLite, and on PostgreSQL where $SEGBENCH_TEST_POSTGRES names an empty
+database to use (e.g. postgresql+psycopg://postgres@127.0.0.1:5432/segbench_test)."""
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from datetime import timedelta
@@ -11,7 +13,7 @@ from datetime import timedelta
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import func, select, update
+from sqlalchemy import func, select, text, update
 
 from segbench.server import ledger
 from segbench.server.accounts import add_team, team_of
@@ -19,9 +21,23 @@ from segbench.server.database import engine_for, migrate, sessions
 from segbench.server.models import FAILED, SCORED, SCORING, Base, Phase, Submission, Team, utcnow
 
 
-@pytest.fixture
-def db(tmp_path):
-    engine = engine_for(f"sqlite:///{tmp_path / 'server.db'}")
+POSTGRES = os.environ.get("SEGBENCH_TEST_POSTGRES")
+
+
+def emptied(url: str):
+    """An engine on the test database, every table of an earlier test dropped."""
+    engine = engine_for(url)
+    with engine.begin() as connection:
+        Base.metadata.drop_all(connection)
+        connection.execute(text("DROP TABLE IF EXISTS alembic_version"))
+    return engine
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db(request, tmp_path):
+    if request.param == "postgresql" and not POSTGRES:
+        pytest.skip("no PostgreSQL: set SEGBENCH_TEST_POSTGRES to an empty database's URL")
+    engine = engine_for(f"sqlite:///{tmp_path / 'server.db'}") if request.param == "sqlite" else emptied(POSTGRES)
     migrate(engine)
     factory = sessions(engine)
     with factory() as session:
