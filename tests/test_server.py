@@ -211,3 +211,13 @@ def test_signing_in_needs_the_sign_in_forms_csrf_token_and_a_live_token(served):
     assert browser.post(served.url + "/signin", data={"token": "sbt_wrong", "csrf": csrf},
                         allow_redirects=False).status_code == 401
     assert browser.get(served.url + "/team").status_code == 401
+
+
+def test_a_revoked_token_opens_nothing(served, upload):
+    line = segbench("server", "add-team", "gamma", "--db", served.db).stdout.strip()
+    token = line.removeprefix("token for gamma: ")
+    assert served.api("/submissions", token)[0] == 200
+    assert segbench("server", "revoke-team", "gamma", "--db", served.db).stdout.strip() == "team gamma: token revoked"
+    submissions = rows(served, "submissions")
+    assert served.api("/submissions", token) == (401, {"error": "the token is not a live team's"})
+    assert served.upload(token, upload.read_bytes())[0] == 401 and rows(served, "submissions") == submissions

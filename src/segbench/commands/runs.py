@@ -281,6 +281,9 @@ def run_server(step: ModuleType, args: argparse.Namespace) -> None:
             print(f"host token: {host_token}")
     elif args.server_command == "add-team":
         print(f"token for {args.name}: {step.add_team(db, args.name)}")
+    elif args.server_command == "revoke-team":
+        step.revoke_team(db, args.name)
+        print(f"team {args.name}: token revoked")
     elif args.server_command == "add-phase":
         phase = step.add_phase(db, args.benchmark, args.name, args.data, args.manifest, args.baseline, args.phases)
         print(f"phase {phase.name} of {phase.benchmark}: split {phase.split}, dataset {phase.dataset_id}")

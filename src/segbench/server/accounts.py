@@ -9,7 +9,7 @@ from datetime import timedelta
 
 from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, joinedload
 
 from ..errors import SegbenchError
 from .models import BrowserSession, HostToken, Team, utcnow
@@ -76,7 +76,7 @@ def open_session(session: Session, team: Team, hours: float) -> tuple[str, str]:
 
 
 def browser_session(session: Session, cookie: str) -> BrowserSession | None:
-    found = session.get(BrowserSession, token_hash(cookie))
+    found = session.get(BrowserSession, token_hash(cookie), options=[joinedload(BrowserSession.team)])
     if found is None or found.expires_at < utcnow() or found.team.revoked:
         return None
     return found

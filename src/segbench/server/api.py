@@ -7,6 +7,7 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 from sqlalchemy import select
+from sqlalchemy.orm import joinedload
 from starlette.concurrency import run_in_threadpool
 
 from ..protocols.definitions import load_benchmark
@@ -61,5 +62,6 @@ def leaderboard(benchmark: str, phase: str, request: Request) -> dict:
 def host_submissions(request: Request) -> dict:
     require_host(request)
     with deployment_of(request).sessions() as session:
-        found = session.scalars(select(Submission).order_by(Submission.created_at, Submission.id)).all()
-        return {"submissions": [{**submission_view(s), "team": s.team.name, "attempts": s.attempts} for s in found]}
+        found = session.scalars(select(Submission).options(joinedload(Submission.phase), joinedload(Submission.team))
+                                .order_by(Submission.created_at, Submission.id)).all()
+    return {"submissions": [{**submission_view(s), "team": s.team.name, "attempts": s.attempts} for s in found]}

@@ -40,10 +40,7 @@ def signed_in(request: Request) -> BrowserSession | None:
     if not cookie:
         return None
     with deployment_of(request).sessions() as session:
-        found = accounts.browser_session(session, cookie)
-        if found is not None:
-            found.team  # noqa: B018 (loaded for the caller)
-        return found
+        return accounts.browser_session(session, cookie)
 
 
 def require_session(request: Request) -> BrowserSession:

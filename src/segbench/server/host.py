@@ -43,6 +43,13 @@ def add_team(db_url: str, name: str) -> str:
         return accounts.add_team(session, name)
 
 
+def revoke_team(db_url: str, name: str) -> None:
+    """The team's token stops working at once; its browser sessions are closed."""
+    deployment = connect(db_url)
+    with deployment.sessions() as session:
+        accounts.revoke_team(session, name)
+
+
 def add_phase(db_url: str, benchmark: str, name: str, data: Path, manifest: Path, baseline: Path | None = None,
               phases: Path | None = None) -> Phase:
     """Point phase `name` of `benchmark`, as its phases file defines it (default

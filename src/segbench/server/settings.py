@@ -9,7 +9,7 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class Settings:
     max_upload_bytes: int = 512 << 20  # one upload's body, enforced while it is read
-    requests_per_minute: int = 600  # per team (or per client address before a token is known)
+    requests_per_minute: int = 600  # per team; a request naming no live team counts against its address
     uploads_per_hour: int = 60  # per team, accepted or refused
     lease_seconds: float = 300.0  # a worker's claim on a submission; an expired one goes to another
     poll_seconds: float = 1.0  # how long an idle worker waits before looking for work again

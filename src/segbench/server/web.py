@@ -10,6 +10,7 @@ from typing import Any
 
 from fastapi import Request
 from sqlalchemy import select
+from sqlalchemy.orm import joinedload
 from starlette.concurrency import run_in_threadpool
 
 from ..errors import SegbenchError
@@ -60,12 +61,19 @@ def count_request(request: Request, key: str) -> None:
         raise ApiError(429, "too many requests: wait a minute")
 
 
+def count_stranger(request: Request) -> None:
+    """A request that names no live team counts against its address (guessing tokens is slow)."""
+    count_request(request, f"address:{request.client.host if request.client else 'unknown'}")
+
+
 def team_of_token(request: Request, token: str | None) -> Team:
     if token is None:
+        count_stranger(request)
         raise ApiError(401, "no token: send 'Authorization: Bearer TOKEN'")
     with deployment_of(request).sessions() as session:
         team = team_of(session, token)
     if team is None:
+        count_stranger(request)
         raise ApiError(401, "the token is not a live team's")
     count_request(request, f"team:{team.id}")
     return team
@@ -78,12 +86,14 @@ def require_team(request: Request) -> Team:
 def require_host(request: Request) -> None:
     token = bearer(request)
     if token is None:
+        count_stranger(request)
         raise ApiError(401, "no token: send 'Authorization: Bearer HOST_TOKEN'")
     with deployment_of(request).sessions() as session:
         if is_host(session, token):
             return
         if team_of(session, token) is not None:
             raise ApiError(403, "a host endpoint: a team's token does not open it")
+    count_stranger(request)
     raise ApiError(401, "the token is not the host's")
 
 
@@ -98,20 +108,18 @@ def find_phase(request: Request, benchmark: str, name: str) -> Phase:
 def own_submission(request: Request, team: Team, submission_id: str) -> Submission:
     """The team's submission; another team's, like a missing one, is 'not found'."""
     with deployment_of(request).sessions() as session:
-        found = session.get(Submission, submission_id) if len(submission_id) <= 32 else None
-        if found is None or found.team_id != team.id:
-            raise not_found(f"no submission {submission_id!r} of team {team.name}")
-        found.phase  # noqa: B018 (loaded for the caller, outside the session)
-        return found
+        found = session.scalar(select(Submission).options(joinedload(Submission.phase))
+                               .where(Submission.id == submission_id, Submission.team_id == team.id))
+    if found is None:
+        raise not_found(f"no submission {submission_id!r} of team {team.name}")
+    return found
 
 
 def own_submissions(request: Request, team: Team) -> list[Submission]:
     with deployment_of(request).sessions() as session:
-        found = list(session.scalars(select(Submission).where(Submission.team_id == team.id)
-                                     .order_by(Submission.created_at.desc(), Submission.id)))
-        for s in found:
-            s.phase  # noqa: B018
-        return found
+        return list(session.scalars(select(Submission).options(joinedload(Submission.phase))
+                                    .where(Submission.team_id == team.id)
+                                    .order_by(Submission.created_at.desc(), Submission.id)))
 
 
 def checked_text(value: str, field: str, longest: int) -> str:
