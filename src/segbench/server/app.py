@@ -3,9 +3,13 @@
 
 from __future__ import annotations
 
+import sys
+import traceback
+
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from sqlalchemy.exc import OperationalError
 from starlette.exceptions import HTTPException
 
 from .. import __version__
@@ -36,6 +40,16 @@ def create_app(deployment: Deployment) -> FastAPI:
     @app.exception_handler(HTTPException)
     async def _http(request: Request, exc: HTTPException):
         return error(exc.status_code, str(exc.detail))
+
+    @app.exception_handler(OperationalError)
+    async def _database_down(request: Request, exc: OperationalError):
+        print(f"segbench server: database unavailable: {exc.__class__.__name__}", file=sys.stderr, flush=True)
+        return error(503, "the database is unavailable; try again shortly")
+
+    @app.exception_handler(Exception)
+    async def _unexpected(request: Request, exc: Exception):
+        traceback.print_exception(exc, file=sys.stderr)  # the host's log; the client learns nothing of it
+        return error(500, "internal error (the host's log has it)")
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError):

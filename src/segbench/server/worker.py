@@ -12,6 +12,8 @@ import threading
 import time
 from pathlib import Path
 
+from sqlalchemy.exc import OperationalError
+
 from ..errors import SegbenchError
 from . import ledger
 from .deployment import Deployment
@@ -95,7 +97,13 @@ def run_worker(deployment: Deployment, once: bool = False) -> int:
     """Score submissions until stopped (or, with `once`, until none is claimable); returns how many."""
     done = 0
     while True:
-        if work_once(deployment) is not None:
+        try:
+            worked = work_once(deployment) is not None
+        except OperationalError as exc:  # the database restarting: its lease, if any, runs out and is claimed again
+            print(f"segbench worker: database unavailable ({exc.__class__.__name__}); retrying", file=sys.stderr,
+                  flush=True)
+            worked = False
+        if worked:
             done += 1
             continue
         if once:
