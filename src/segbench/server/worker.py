@@ -22,6 +22,7 @@ from .intake import UPLOAD_NAME
 from .models import Submission
 from .scoring import as_json, references, score_upload, uncertainty
 
+GAVE_UP = "the server's workers stopped {} times while scoring this upload; it is not scored again"
 HIDDEN_DATA_PROBLEM = ("the server could not score this upload against its hidden data (a problem on the "
                        "host's side, reported to the host); it may be scored again")
 
@@ -77,6 +78,9 @@ def work_once(deployment: Deployment) -> str | None:
             return None
         submission, owner = claimed
         phase = submission.phase
+        if submission.attempts > deployment.settings.max_attempts:  # every earlier claim's worker died on it
+            ledger.fail(session, submission.id, owner, GAVE_UP.format(submission.attempts - 1))
+            return submission.id
     hidden = deployment.hidden(phase)
     with tempfile.TemporaryDirectory(prefix="segbench-worker-") as folder, Heartbeat(deployment, submission.id, owner):
         try:
