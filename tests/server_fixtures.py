@@ -109,9 +109,10 @@ def call(url: str, token: str | None = None, body: bytes | None = None, method: 
 
 class Deployment:
     """`segbench server init` in `folder` (SQLite, local store), the embedded Painting Vision test
-    split as phase `test`, two teams; then a server, and workers on demand."""
+    split as phase `test` (with the `baseline` upload, if given), two teams; then a server, and
+    workers on demand."""
 
-    def __init__(self, folder: Path, server_options: tuple[str, ...] = ()):
+    def __init__(self, folder: Path, server_options: tuple[str, ...] = (), baseline: Path | None = None):
         self.folder = folder
         self.db = f"sqlite:///{folder / 'server.db'}"
         self.store = folder / "store"
@@ -120,7 +121,8 @@ class Deployment:
         phases = folder / f"{BENCHMARK}.yaml"
         phases.write_text(PHASES)
         segbench("server", "add-phase", "--db", self.db, "--benchmark", BENCHMARK, "--name", PHASE, "--data", str(DATA),
-                 "--manifest", str(MANIFEST), "--phases", str(phases))
+                 "--manifest", str(MANIFEST), "--phases", str(phases),
+                 *(("--baseline", str(baseline)) if baseline is not None else ()))
         self.tokens = {}
         for team in ("alpha", "beta"):
             line = segbench("server", "add-team", team, "--db", self.db).stdout.strip()

@@ -22,7 +22,8 @@ LIMIT = 200_000  # the server's upload limit here: above the uploads, below the 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
-    deployment = Deployment(tmp_path_factory.mktemp("server"), ("--max-upload-bytes", str(LIMIT)))
+    baseline = make_upload(tmp_path_factory.mktemp("baseline") / "baseline.zip", blank_rows=0.5)
+    deployment = Deployment(tmp_path_factory.mktemp("server"), ("--max-upload-bytes", str(LIMIT)), baseline)
     deployment.worker()
     yield deployment
     deployment.close()
@@ -64,6 +65,10 @@ def test_an_upload_is_queued_then_scored_as_segbench_metrics_scores_it(served, u
     floor = group["entries"][-1]
     assert floor["kind"] == "floor" and entry["vs_floor"]["difference"] == pytest.approx(
         entry["headline"]["value"] - floor["headline"]["value"])
+    with sqlite3.connect(served.db.removeprefix("sqlite:///")) as db:
+        baseline = json.loads(db.execute("SELECT baseline_results FROM phases").fetchone()[0])["results"]
+    assert entry["vs_baseline"]["difference"] == pytest.approx(entry["headline"]["value"] - baseline[report][metric])
+    assert entry["vs_baseline"]["excludes_zero"] is True  # a third of each frame blanked against a half
 
 
 def test_a_better_upload_takes_the_teams_place_on_the_board(served, upload, tmp_path):

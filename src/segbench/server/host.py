@@ -1,4 +1,4 @@
-"""The host's commands (`segbench server init | add-team | add-phase | run | worker`), each a
+"""The host's commands (`segbench server init | add-team | revoke-team | add-phase | run | worker`), each a
 function of its arguments; segbench.commands reaches them through its table of subcommands."""
 
 from __future__ import annotations
@@ -10,13 +10,12 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
 from ..errors import SegbenchError
-from ..io.fileio import sha256_file
 from ..protocols.phases import load_phases, phases_path
 from . import accounts
 from .database import engine_for, migrate, sessions
 from .deployment import STORE_KEY, Deployment, connect, verify_phases
 from .hidden import open_hidden
-from .intake import Received, check
+from .intake import check
 from .models import HostToken, Phase, Setting
 from .scoring import as_json, score_phase_floor, score_upload
 from .settings import DEFAULTS, Settings
@@ -69,7 +68,7 @@ def add_phase(db_url: str, benchmark: str, name: str, data: Path, manifest: Path
         floor_sha, floor_document = score_phase_floor(deployment.store, hidden, Path(folder))
         baseline_sha = baseline_document = None
         if baseline is not None:
-            check(hidden, Received(baseline, sha256_file(baseline), baseline.stat().st_size))
+            check(hidden, baseline, str(baseline))
             baseline_sha, _, baseline_document = score_upload(deployment.store, hidden, baseline, "baseline",
                                                               Path(folder))
     phase = Phase.of(definition, data_dir=str(hidden.data), manifest_path=str(hidden.manifest),

@@ -32,11 +32,11 @@ class Received:
     size: int
 
 
-async def receive(chunks: AsyncIterator[bytes], limit: int, folder: Path | None = None) -> Received:
+async def receive(chunks: AsyncIterator[bytes], limit: int) -> Received:
     """Write the body to a new temporary file, refusing it as soon as it passes `limit` bytes.
     The caller removes the file (`discard`) once it is stored or refused."""
     digest, size = hashlib.sha256(), 0
-    handle, name = tempfile.mkstemp(prefix="upload-", suffix=".zip", dir=folder)
+    handle, name = tempfile.mkstemp(prefix="upload-", suffix=".zip")
     try:
         with os.fdopen(handle, "wb") as out:
             async for chunk in chunks:
@@ -55,10 +55,11 @@ def discard(received: Received) -> None:
     received.path.unlink(missing_ok=True)
 
 
-def check(hidden: HiddenSplit, received: Received) -> dict:
-    """The CLI's checks of an upload against the hidden split; a SegbenchError names `upload.zip`."""
+def check(hidden: HiddenSplit, upload: Path, shown_as: str = UPLOAD_NAME) -> dict:
+    """The CLI's checks of an upload against the hidden split; a SegbenchError names the upload
+    `shown_as` (a team's: `upload.zip`)."""
     try:
-        return check_upload(hidden.benchmark, hidden.listed, hidden.dataset_id, received.path,
+        return check_upload(hidden.benchmark, hidden.listed, hidden.dataset_id, upload,
                             hidden.benchmark.ground_truth, hidden.data)
     except SegbenchError as exc:
-        raise SegbenchError(str(exc).replace(str(received.path), UPLOAD_NAME)) from None
+        raise SegbenchError(str(exc).replace(str(upload), shown_as)) from None

@@ -166,7 +166,7 @@ async def accept_upload(request: Request, team: Team, phase: Phase, body: AsyncI
     received = await receive(body, limit)
     try:
         hidden = await run_in_threadpool(deployment.hidden, phase)
-        await run_in_threadpool(check, hidden, received)
+        await run_in_threadpool(check, hidden, received.path)
 
         def insert() -> Submission:
             with deployment.sessions() as session:
