@@ -3,7 +3,7 @@ read, the SHA-256 computed as it goes, never held whole in memory), then the CLI
 (`segbench check-submission`: stages.uploads.check_upload) against the phase's hidden split.
 
 A refusal carries the CLI's message, with the temporary file's path replaced by the name the
-upload is known by (`upload.zip`): the server's folders are nobody's business."""
+upload is known by (`upload.zip`) and the hidden data's folder by `<hidden data>`."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from ..stages.uploads import check_upload
 from .hidden import HiddenSplit
 
 UPLOAD_NAME = "upload.zip"
+HIDDEN_DATA = "<hidden data>"
 
 
 class TooLarge(SegbenchError):
@@ -61,5 +62,6 @@ def check(hidden: HiddenSplit, upload: Path, shown_as: str = UPLOAD_NAME) -> dic
     try:
         return check_upload(hidden.benchmark, hidden.listed, hidden.dataset_id, upload,
                             hidden.benchmark.ground_truth, hidden.data)
-    except SegbenchError as exc:
-        raise SegbenchError(str(exc).replace(str(upload), shown_as)) from None
+    except SegbenchError as exc:  # the server's folders are nobody's business
+        message = str(exc).replace(str(upload), shown_as).replace(str(hidden.data), HIDDEN_DATA)
+        raise SegbenchError(message) from None
