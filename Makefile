@@ -1,6 +1,8 @@
 # The two commands of the README:
 #   make run    set-up, then the whole embedded default through the workflow (snakemake)
 #   make test   set-up, then the test suite (format, lint, pytest incl. end-to-end workflow runs)
+# and the hosted evaluation on the embedded default (docs/server.md):
+#   make serve  set-up, then a server and a worker on 127.0.0.1:$(PORT), state under $(SERVER_DIR)
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -12,7 +14,10 @@ export PATH := $(abspath $(BIN)):$(PATH)
 # they moved has them in site-packages: the set-up uninstalls them there.
 CLUSTER_PLUGINS := $(VENV)/cluster-plugins
 
-.PHONY: setup browser run test oneshot clean
+PORT ?= 8000
+SERVER_DIR ?= build/server
+
+.PHONY: setup browser run test oneshot serve clean
 
 $(BIN)/.installed: pyproject.toml envs/requirements.lock envs/cluster-plugins.lock
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -36,6 +41,9 @@ run: setup
 oneshot: setup
 	$(BIN)/python benchmark.py --data data --checkpoint artifacts/best.pt --baseline segformer-ade \
 		--split test --dataset-manifest data_manifest.json --emit-submission submission.json
+
+serve: setup
+	$(BIN)/python tools/serve.py --port $(PORT) --dir $(SERVER_DIR)
 
 # Debian's chromium, for the headless-browser test of results/leaderboard.html.
 browser:

@@ -26,6 +26,7 @@ LAYERS = (
     "stages",     # audit, inference, scoring, submission, results, figures, uploads
     "steps",      # one module per step of the harness, composing the stages
     "workflow",   # config, plan, pins, code dependencies
+    "server",     # the hosted evaluation: database, store, intake, workers, web app, client
     "commands",   # the `segbench` command and the one-shot command
     "synthetic",  # the embedded default's builders: nothing in the library imports them
 )

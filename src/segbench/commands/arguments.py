@@ -6,6 +6,7 @@ lists, which the commands check against each other before they start (segbench.i
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 from ..io.overlap import Named
@@ -278,3 +279,72 @@ def args_check_results(p: argparse.ArgumentParser) -> None:
     p.add_argument("workflow", nargs=argparse.REMAINDER,
                    help="-- SNAKEMAKE-COMMAND: the workflow run (given --forcerun and the damaged job "
                         "outputs); when it succeeds the listing of the tree it made is kept")
+
+
+def add_database(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--db", default=os.environ.get("SEGBENCH_DB"),
+                   help="the server's database, an SQLAlchemy URL (sqlite:///PATH, postgresql+psycopg://...); "
+                        "default: $SEGBENCH_DB")
+
+
+def add_server_settings(p: argparse.ArgumentParser) -> None:
+    """One option per field of the server's settings (segbench.server.settings.Settings)."""
+    from dataclasses import fields
+
+    from ..server.settings import DEFAULTS
+
+    for field in fields(DEFAULTS):
+        default = getattr(DEFAULTS, field.name)
+        p.add_argument(f"--{field.name.replace('_', '-')}", type=type(default), default=default,
+                       help=f"default {default}")
+
+
+def args_server(p: argparse.ArgumentParser) -> None:
+    sub = p.add_subparsers(dest="server_command", required=True)
+    init = sub.add_parser("init", help="create or migrate the database; record the store; print a new host token")
+    add_database(init)
+    init.add_argument("--store", required=True, help="where uploads and counts are kept: a folder, or s3://BUCKET[/PREFIX]")
+    team = sub.add_parser("add-team", help="add a team and print its API token (shown once)")
+    team.add_argument("name")
+    add_database(team)
+    revoke = sub.add_parser("revoke-team", help="stop a team's token working (its submissions stay)")
+    revoke.add_argument("name")
+    add_database(revoke)
+    phase = sub.add_parser("add-phase", help="point a phase of a benchmark at its hidden split (data and manifest)")
+    add_database(phase)
+    add_benchmark(phase)
+    phase.add_argument("--name", default="test", help="the phase's name in the phases file (default: test)")
+    phase.add_argument("--phases", type=input_path, help="the phases file (default: config/phases/BENCHMARK.yaml): the "
+                                                   "phase's split, dates, quotas")
+    phase.add_argument("--data", type=input_path, required=True, help="the hidden split's dataset folder (labels included)")
+    phase.add_argument("--manifest", type=input_path, required=True, help="its manifest (the dataset_id is checked against the data)")
+    phase.add_argument("--baseline", type=input_path, help="the baseline's upload (a zip), scored now: the boards' Δ vs baseline")
+    run = sub.add_parser("run", help="serve the API and the pages (uvicorn)")
+    add_database(run)
+    run.add_argument("--host", default="127.0.0.1")
+    run.add_argument("--port", type=int, default=8000)
+    add_server_settings(run)
+    worker = sub.add_parser("worker", help="claim queued submissions and score them")
+    add_database(worker)
+    worker.add_argument("--once", action="store_true", help="stop when nothing is left to claim")
+    add_server_settings(worker)
+
+
+def add_client(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--server", default=os.environ.get("SEGBENCH_SERVER"), help="the server's URL; default $SEGBENCH_SERVER")
+    p.add_argument("--token", default=os.environ.get("SEGBENCH_TOKEN"), help="the team's token; default $SEGBENCH_TOKEN")
+
+
+def args_submit(p: argparse.ArgumentParser) -> None:
+    p.add_argument("upload", type=input_path, help="the upload (a zip, as `segbench export` writes it)")
+    add_client(p)
+    p.add_argument("--benchmark", required=True)
+    p.add_argument("--phase", required=True)
+    p.add_argument("--method", default="", help="the method's name, shown on the board")
+    p.add_argument("--description", default="")
+    p.add_argument("--wait", action="store_true", help="wait for the result and print it")
+    p.add_argument("--timeout", type=float, default=3600.0, help="with --wait: seconds to wait at most")
+
+
+def args_submissions(p: argparse.ArgumentParser) -> None:
+    add_client(p)

@@ -313,3 +313,58 @@ def run_check_results(step: ModuleType, args: argparse.Namespace) -> None:
     if done.returncode != 0:
         raise SegbenchError(f"the workflow run `{' '.join(workflow + forced)}` failed (exit {done.returncode})")
     print(f"{args.out}: the listing of the tree made is kept as {step.keep_listing(args.out, args.listings)}")
+
+
+def require_database(args: argparse.Namespace) -> str:
+    if not args.db:
+        raise SegbenchError("name the server's database: --db URL or $SEGBENCH_DB")
+    return args.db
+
+
+def run_server(step: ModuleType, args: argparse.Namespace) -> None:
+    db = require_database(args)
+    if args.server_command == "init":
+        revision, host_token = step.init(db, args.store)
+        print(f"database at schema {revision}; store {args.store}")
+        if host_token is not None:
+            print(f"host token: {host_token}")
+    elif args.server_command == "add-team":
+        print(f"token for {args.name}: {step.add_team(db, args.name)}")
+    elif args.server_command == "revoke-team":
+        step.revoke_team(db, args.name)
+        print(f"team {args.name}: token revoked")
+    elif args.server_command == "add-phase":
+        phase = step.add_phase(db, args.benchmark, args.name, args.data, args.manifest, args.baseline, args.phases)
+        print(f"phase {phase.name} of {phase.benchmark}: split {phase.split}, dataset {phase.dataset_id}")
+    elif args.server_command == "run":
+        step.serve(db, args.host, args.port, step.settings_of(vars(args)))
+    else:
+        done = step.work(db, step.settings_of(vars(args)), args.once)
+        print(f"{done} submission(s) scored")
+
+
+def client_args(args: argparse.Namespace) -> tuple[str, str]:
+    if not args.server:
+        raise SegbenchError("name the server: --server URL or $SEGBENCH_SERVER")
+    if not args.token:
+        raise SegbenchError("give the team's token: --token TOKEN or $SEGBENCH_TOKEN")
+    return args.server, args.token
+
+
+def run_submit(step: ModuleType, args: argparse.Namespace) -> None:
+    import json
+
+    server, token = client_args(args)
+    accepted = step.submit(server, token, args.benchmark, args.phase, args.upload, args.method, args.description)
+    print(accepted["id"], flush=True)
+    if args.wait:
+        result = step.wait(server, token, accepted["id"], args.timeout)
+        print(json.dumps(result, indent=2, sort_keys=True))
+        if result["status"] != "scored":
+            raise SegbenchError(f"submission {accepted['id']}: {result['status']}: {result['error']}")
+
+
+def run_submissions(step: ModuleType, args: argparse.Namespace) -> None:
+    for view in step.submissions(*client_args(args)):
+        print(f"{view['id']}  {view['benchmark']}/{view['phase']}  {view['status']:<7}  {view['submitted_at']}  "
+              f"{view['method']}")

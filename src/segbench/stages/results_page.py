@@ -182,12 +182,9 @@ def _slices_details(group: dict[str, Any]) -> str:
     return "".join(parts)
 
 
-def to_html(groups: Sequence[dict[str, Any]], title: str = "segbench results") -> str:
-    """A self-contained page (results_page.html, its CSS and JS inlined, no network): per comparability triple, a sortable
-    table of the headline with its 95% interval, its paired differences against the baseline and
-    the floor, the floor row and the beats-floor flag; below it, per report, a collapsed section
-    with every other metric and the per-class tables, all sortable; then the slices by metadata,
-    one at a time through a selector."""
+def group_sections(groups: Sequence[dict[str, Any]]) -> list[str]:
+    """Each group's HTML, in order: its title and triple, the ranked table, the collapsed reports
+    and slices (what `to_html` puts in its page, and the server's board in its own)."""
     parts = []
     for index, group in enumerate(groups):
         parts.append(f'<h2 id="group-{index}">{_escape(group_title(group))}</h2>')
@@ -199,4 +196,18 @@ def to_html(groups: Sequence[dict[str, Any]], title: str = "segbench results") -
         parts.append(_main_table(group))
         parts += [_report_details(group, report) for report in report_keys(group)]
         parts.append(_slices_details(group))
+    return parts
+
+
+def page(title: str, parts: Sequence[str]) -> str:
+    """The page frame (results_page.html) around `parts`, the style and script inlined."""
     return PAGE.substitute(title=_escape(title), style=STYLE, script=SCRIPT, groups="".join(f"{p}\n" for p in parts))
+
+
+def to_html(groups: Sequence[dict[str, Any]], title: str = "segbench results") -> str:
+    """A self-contained page (results_page.html, its CSS and JS inlined, no network): per comparability triple, a sortable
+    table of the headline with its 95% interval, its paired differences against the baseline and
+    the floor, the floor row and the beats-floor flag; below it, per report, a collapsed section
+    with every other metric and the per-class tables, all sortable; then the slices by metadata,
+    one at a time through a selector."""
+    return page(title, group_sections(groups))

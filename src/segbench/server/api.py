@@ -1,0 +1,67 @@
+"""The JSON API (/api/v1): a team's uploads and its own submissions, the public boards, and the
+host's view of every submission (host token only)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+from sqlalchemy import select
+from sqlalchemy.orm import joinedload
+from starlette.concurrency import run_in_threadpool
+
+from ..protocols.definitions import load_benchmark
+from .board import board_json, groups, scored
+from .models import Phase, Submission
+from .web import (accept_upload, deployment_of, find_phase, own_submission, own_submissions, require_host,
+                  require_team, submission_view)
+
+router = APIRouter(prefix="/api/v1")
+
+
+@router.post("/benchmarks/{benchmark}/phases/{phase}/submissions", status_code=201)
+async def upload(benchmark: str, phase: str, request: Request, method: str = "", description: str = "") -> dict:
+    """The request's body is the upload (a zip); method and description in the query."""
+    team = await run_in_threadpool(require_team, request)
+    found = await run_in_threadpool(find_phase, request, benchmark, phase)
+    submission = await accept_upload(request, team, found, request.stream(), method, description)
+    return {"id": submission.id, "status": submission.status}
+
+
+@router.get("/submissions")
+def submissions(request: Request) -> dict:
+    team = require_team(request)
+    return {"team": team.name, "submissions": [submission_view(s) for s in own_submissions(request, team)]}
+
+
+@router.get("/submissions/{submission_id}")
+def submission(submission_id: str, request: Request) -> dict:
+    return submission_view(own_submission(request, require_team(request), submission_id))
+
+
+@router.get("/phases")
+def phases(request: Request) -> dict:
+    with deployment_of(request).sessions() as session:
+        found = session.scalars(select(Phase).order_by(Phase.benchmark, Phase.name)).all()
+        return {"phases": [{"benchmark": p.benchmark, "phase": p.name, "split": p.split, "dataset_id": p.dataset_id}
+                           for p in found]}
+
+
+def phase_board(request: Request, benchmark: str, phase: str) -> list[dict[str, Any]]:
+    found = find_phase(request, benchmark, phase)
+    with deployment_of(request).sessions() as session:
+        return groups(load_benchmark(benchmark), found, scored(session, found))
+
+
+@router.get("/benchmarks/{benchmark}/phases/{phase}/leaderboard")
+def leaderboard(benchmark: str, phase: str, request: Request) -> dict:
+    return {"benchmark": benchmark, "phase": phase, **board_json(phase_board(request, benchmark, phase))}
+
+
+@router.get("/host/submissions")
+def host_submissions(request: Request) -> dict:
+    require_host(request)
+    with deployment_of(request).sessions() as session:
+        found = session.scalars(select(Submission).options(joinedload(Submission.phase), joinedload(Submission.team))
+                                .order_by(Submission.created_at, Submission.id)).all()
+    return {"submissions": [{**submission_view(s), "team": s.team.name, "attempts": s.attempts} for s in found]}

@@ -1,0 +1,61 @@
+"""The ASGI application: the JSON API and the browser's pages over one deployment, every error as
+`{"error": message}` (a page's as the page) with its status, nothing a client sends logged."""
+
+from __future__ import annotations
+
+import sys
+import traceback
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from sqlalchemy.exc import OperationalError
+from starlette.exceptions import HTTPException
+
+from .. import __version__
+from ..errors import SegbenchError
+from . import api, browser
+from .deployment import Deployment
+from .web import ApiError, Limits, error_status
+
+
+def error(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status)
+
+
+def create_app(deployment: Deployment) -> FastAPI:
+    app = FastAPI(title="segbench hosted evaluation", version=__version__, docs_url=None, redoc_url=None,
+                  openapi_url=None)
+    app.state.deployment = deployment
+    app.state.limits = Limits(deployment)
+
+    @app.exception_handler(ApiError)
+    async def _api_error(request: Request, exc: ApiError):
+        return browser.error_page(request, exc.status, exc.message) or error(exc.status, exc.message)
+
+    @app.exception_handler(SegbenchError)
+    async def _refused(request: Request, exc: SegbenchError):
+        return browser.error_page(request, error_status(exc), str(exc)) or error(error_status(exc), str(exc))
+
+    @app.exception_handler(HTTPException)
+    async def _http(request: Request, exc: HTTPException):
+        return error(exc.status_code, str(exc.detail))
+
+    @app.exception_handler(OperationalError)
+    async def _database_down(request: Request, exc: OperationalError):
+        print(f"segbench server: database unavailable: {exc.__class__.__name__}", file=sys.stderr, flush=True)
+        return error(503, "the database is unavailable; try again shortly")
+
+    @app.exception_handler(Exception)
+    async def _unexpected(request: Request, exc: Exception):
+        traceback.print_exception(exc, file=sys.stderr)  # the host's log; the client learns nothing of it
+        return error(500, "internal error (the host's log has it)")
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, exc: RequestValidationError):
+        fields = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
+        return error(422, f"invalid request: {fields}")
+
+    app.include_router(api.router)
+    app.include_router(browser.router)
+    return app

@@ -1,0 +1,170 @@
+"""The browser's routes: sign-in with the team token (then an HttpOnly, SameSite=Strict session
+cookie), a team's page with its upload form, its submissions' pages, the boards. Every form
+posts a CSRF token: before sign-in the one in a cookie of its own (double submit), after it the
+session's (kept in the database), each compared in constant time."""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+from collections.abc import AsyncIterator
+from html import escape
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, RedirectResponse
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import UploadFile
+
+from . import accounts
+from .api import phase_board, phases
+from .intake import TooLarge
+from .models import BrowserSession
+from .pages import board_page, frame, index_page, submission_page, team_page
+from .web import (ApiError, accept_upload, count_request, deployment_of, find_phase, own_submission, own_submissions, submission_view,
+                  team_of_token)
+
+router = APIRouter()
+SESSION, SIGNIN = "segbench_session", "segbench_signin"
+CHUNK = 1 << 20
+
+
+def error_page(request: Request, status: int, message: str) -> HTMLResponse | None:
+    """An error as a page for the browser's routes; None for the API's (they answer JSON)."""
+    if request.url.path.startswith("/api/"):
+        return None
+    return HTMLResponse(frame(f"error {status}", f"<pre>{escape(message)}</pre>"), status_code=status)
+
+
+def signed_in(request: Request) -> BrowserSession | None:
+    cookie = request.cookies.get(SESSION)
+    if not cookie:
+        return None
+    with deployment_of(request).sessions() as session:
+        return accounts.browser_session(session, cookie)
+
+
+def require_session(request: Request) -> BrowserSession:
+    found = signed_in(request)
+    if found is None:
+        raise ApiError(401, "sign in first (your team's token, on the front page)")
+    count_request(request, f"team:{found.team_id}")
+    return found
+
+
+def same(a: str | None, b: str | None) -> bool:
+    return bool(a) and bool(b) and hmac.compare_digest(str(a), str(b))
+
+
+def check_csrf(expected: str | None, sent: object) -> None:
+    if not isinstance(sent, str) or not same(expected, sent):
+        raise ApiError(403, "the form's CSRF token is missing or wrong: reload the page and try again")
+
+
+def secure(request: Request) -> bool:
+    return request.url.scheme == "https"
+
+
+@router.get("/", response_class=HTMLResponse)
+def index(request: Request):
+    current = signed_in(request)
+    listed = phases(request)["phases"]
+    if current is not None:
+        return HTMLResponse(index_page(listed, current.team.name, current.csrf))
+    token = secrets.token_urlsafe(32)
+    response = HTMLResponse(index_page(listed, None, token))
+    response.set_cookie(SIGNIN, token, httponly=True, samesite="strict", secure=secure(request), path="/signin")
+    return response
+
+
+@router.post("/signin")
+async def signin(request: Request):
+    form = await request.form(max_files=0, max_fields=4, max_part_size=4096)
+    check_csrf(request.cookies.get(SIGNIN), form.get("csrf"))
+    token = form.get("token")
+    team = await run_in_threadpool(team_of_token, request, token if isinstance(token, str) else None)
+
+    def open_session() -> str:
+        with deployment_of(request).sessions() as session:
+            return accounts.open_session(session, team, deployment_of(request).settings.session_hours)[0]
+
+    cookie = await run_in_threadpool(open_session)
+    response = RedirectResponse("/team", status_code=303)
+    response.set_cookie(SESSION, cookie, httponly=True, samesite="strict", secure=secure(request),
+                        max_age=int(deployment_of(request).settings.session_hours * 3600))
+    response.delete_cookie(SIGNIN, path="/signin")
+    return response
+
+
+@router.post("/signout")
+async def signout(request: Request):
+    current = await run_in_threadpool(require_session, request)
+    form = await request.form(max_files=0, max_fields=8, max_part_size=4096)
+    check_csrf(current.csrf, form.get("csrf"))
+
+    def close() -> None:
+        with deployment_of(request).sessions() as session:
+            accounts.close_session(session, request.cookies[SESSION])
+
+    await run_in_threadpool(close)
+    response = RedirectResponse("/", status_code=303)
+    response.delete_cookie(SESSION)
+    return response
+
+
+@router.get("/team", response_class=HTMLResponse)
+def team(request: Request):
+    current = require_session(request)
+    views = [submission_view(s) for s in own_submissions(request, current.team)]
+    return HTMLResponse(team_page(current.team.name, current.csrf, views, phases(request)["phases"]))
+
+
+def limited(request: Request, limit: int) -> Request:
+    """The request with its body refused as soon as it passes `limit` bytes while it is read."""
+    seen = 0
+
+    async def receive():
+        nonlocal seen
+        message = await request.receive()
+        seen += len(message.get("body", b""))
+        if seen > limit:
+            raise TooLarge(f"upload.zip: more than the upload limit of {limit} bytes")
+        return message
+
+    return Request(request.scope, receive)
+
+
+async def chunks(upload: UploadFile) -> AsyncIterator[bytes]:
+    while block := await upload.read(CHUNK):
+        yield block
+
+
+@router.post("/team/upload")
+async def team_upload(request: Request):
+    current = await run_in_threadpool(require_session, request)
+    settings = deployment_of(request).settings
+    form = await limited(request, settings.max_upload_bytes + 64 * 1024).form(max_files=1, max_fields=8,
+                                                                               max_part_size=8192)
+    check_csrf(current.csrf, form.get("csrf"))
+    upload = form.get("upload")
+    target = form.get("phase")
+    if not isinstance(upload, UploadFile) or not isinstance(target, str) or "/" not in target:
+        raise ApiError(400, "the form needs a phase and an upload (a zip)")
+    benchmark, _, name = target.partition("/")
+    phase = await run_in_threadpool(find_phase, request, benchmark, name)
+    method, description = form.get("method") or "", form.get("description") or ""
+    if not isinstance(method, str) or not isinstance(description, str):
+        raise ApiError(400, "method and description are text")
+    submission = await accept_upload(request, current.team, phase, chunks(upload), method, description)
+    return RedirectResponse(f"/submissions/{submission.id}", status_code=303)
+
+
+@router.get("/submissions/{submission_id}", response_class=HTMLResponse)
+def submission(submission_id: str, request: Request):
+    current = require_session(request)
+    view = submission_view(own_submission(request, current.team, submission_id))
+    return HTMLResponse(submission_page(view, current.team.name, current.csrf))
+
+
+@router.get("/boards/{benchmark}/{phase}", response_class=HTMLResponse)
+def board(benchmark: str, phase: str, request: Request):
+    return HTMLResponse(board_page(benchmark, phase, phase_board(request, benchmark, phase)))

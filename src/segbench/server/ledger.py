@@ -1,0 +1,130 @@
+"""The submissions' life in the database: accepted with the quota checked in the same
+transaction, claimed by a worker under a lease, finished only by the lease's holder.
+
+- accept: the team's row is locked first (an UPDATE: PostgreSQL's row lock, SQLite's one write
+  lock), so a team's concurrent uploads are counted against its quota one after the other, and
+  the row appears with the count that allowed it or not at all.
+- claim: PostgreSQL `SELECT ... FOR UPDATE SKIP LOCKED` (workers never wait on each other's
+  rows); SQLite one conditional UPDATE (a single writer at a time, so the condition holds when it
+  writes). Either way a queued submission, or one whose lease expired (its worker died), gets a
+  fresh claim id; only that claim may finish it.
+- finish/fail: an UPDATE guarded by the claim id, so a worker whose lease was taken over writes
+  nothing (the result is written once, by the last claim).
+"""
+
+from __future__ import annotations
+
+import secrets
+from datetime import datetime, timedelta
+
+from sqlalchemy import func, or_, select, update
+from sqlalchemy.orm import Session
+
+from ..errors import SegbenchError
+from .models import FAILED, QUEUED, SCORED, SCORING, Phase, Submission, Team, aware, utcnow
+
+
+class QuotaExhausted(SegbenchError):
+    """The team has used the phase's quota."""
+
+
+class PhaseClosed(SegbenchError):
+    """The phase takes no uploads now (before its start or from its end)."""
+
+
+def refusal(session: Session, team: Team, phase: Phase, now: datetime) -> SegbenchError | None:
+    """Why the team may not submit to the phase at `now` (naive UTC), or None: the phase's dates,
+    its quota over the phase and over the UTC day (core.phase.Phase's rules)."""
+    definition = phase.definition()
+    if not definition.is_open(aware(now)):
+        return PhaseClosed(f"phase '{phase.name}' is closed (open from {definition.start} until {definition.end})")
+
+    def accepted_since(since: datetime | None) -> int:
+        query = select(func.count()).select_from(Submission).where(
+            Submission.team_id == team.id, Submission.phase_id == phase.id)
+        if since is not None:
+            query = query.where(Submission.created_at >= since)
+        return session.scalar(query)
+
+    if phase.quota_total is not None and accepted_since(None) >= phase.quota_total:
+        return QuotaExhausted(f"quota: {phase.quota_total} submissions in all for phase '{phase.name}', all used")
+    day = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    if phase.quota_per_day is not None and accepted_since(day) >= phase.quota_per_day:
+        return QuotaExhausted(f"quota: {phase.quota_per_day} submissions a day (UTC) for phase '{phase.name}', all "
+                              f"used today; the next day starts at {(day + timedelta(days=1)).isoformat()}Z")
+    return None
+
+
+def accept(session: Session, team: Team, phase: Phase, upload_sha256: str, upload_bytes: int, method: str,
+           description: str, code_version: str, stored) -> Submission:
+    """Insert the queued submission, in one transaction with the quota check; `stored()` puts the
+    upload in the store inside that transaction (content-addressed, so an upload stored by a
+    transaction that then fails is only an unreferenced object, never a visible submission)."""
+    now = utcnow()
+    session.execute(update(Team).where(Team.id == team.id).values(last_upload_at=now))  # the team's lock
+    refused = refusal(session, team, phase, now)
+    if refused is not None:
+        session.rollback()
+        raise refused
+    stored()
+    submission = Submission(id=secrets.token_hex(16), team_id=team.id, phase_id=phase.id, status=QUEUED,
+                            method=method, description=description, upload_sha256=upload_sha256,
+                            upload_bytes=upload_bytes, dataset_id=phase.dataset_id, created_at=now, attempts=0,
+                            code_version=code_version)
+    session.add(submission)
+    session.commit()
+    return submission
+
+
+def claimable(now: datetime):
+    return or_(Submission.status == QUEUED, (Submission.status == SCORING) & (Submission.lease_expires < now))
+
+
+def claim(session: Session, lease_seconds: float) -> tuple[Submission, str] | None:
+    """The oldest claimable submission, leased to a new claim id; None when there is none."""
+    now = utcnow()
+    owner = secrets.token_hex(16)
+    values = {"status": SCORING, "lease_owner": owner, "lease_expires": now + timedelta(seconds=lease_seconds),
+              "attempts": Submission.attempts + 1}
+    oldest = select(Submission.id).where(claimable(now)).order_by(Submission.created_at, Submission.id).limit(1)
+    if session.bind.dialect.name == "postgresql":
+        chosen = session.scalar(oldest.with_for_update(skip_locked=True))
+        if chosen is None:
+            session.rollback()
+            return None
+        session.execute(update(Submission).where(Submission.id == chosen).values(**values))
+    else:
+        session.execute(update(Submission).where(Submission.id == oldest.scalar_subquery(), claimable(now))
+                        .values(**values).execution_options(synchronize_session=False))
+    session.commit()
+    claimed = session.scalar(select(Submission).where(Submission.lease_owner == owner)
+                             .execution_options(populate_existing=True))  # the row as now, not as last seen
+    return None if claimed is None else (claimed, owner)
+
+
+def renew(session: Session, submission_id: str, owner: str, lease_seconds: float) -> bool:
+    """Extend a held lease; False when it is no longer this claim's."""
+    done = session.execute(update(Submission).where(Submission.id == submission_id, Submission.lease_owner == owner,
+                                                    Submission.status == SCORING)
+                           .values(lease_expires=utcnow() + timedelta(seconds=lease_seconds)))
+    session.commit()
+    return done.rowcount == 1
+
+
+def finish(session: Session, submission_id: str, owner: str, counts_sha256: str, results: str,
+           uncertainty: str) -> bool:
+    """Record the result, if this claim still holds the lease; returns whether it did."""
+    done = session.execute(update(Submission).where(Submission.id == submission_id, Submission.lease_owner == owner,
+                                                    Submission.status == SCORING)
+                           .values(status=SCORED, counts_sha256=counts_sha256, results=results, uncertainty=uncertainty, error=None,
+                                   scored_at=utcnow(), lease_expires=None))
+    session.commit()
+    return done.rowcount == 1
+
+
+def fail(session: Session, submission_id: str, owner: str, error: str) -> bool:
+    done = session.execute(update(Submission).where(Submission.id == submission_id, Submission.lease_owner == owner,
+                                                    Submission.status == SCORING)
+                           .values(status=FAILED, error=error, scored_at=utcnow(), lease_expires=None))
+    session.commit()
+    return done.rowcount == 1

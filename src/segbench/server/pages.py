@@ -1,0 +1,116 @@
+"""The browser's pages as HTML text (pure functions of what they show): the phases and sign-in,
+a team's own submissions with its upload form, one submission with every metric, and the board
+(the workflow's results page, with the entries' methods and provenance below it). Every form
+carries its CSRF token; every value is escaped."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from html import escape
+from string import Template
+from typing import Any
+
+from ..stages.results_page import STYLE, group_sections, page
+from ..stages.text_table import flatten
+from .board import UPLOAD
+
+FRAME = Template("""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>$title</title>
+<style>
+$style</style>
+</head>
+<body>
+<p class="meta"><a href="/">segbench hosted evaluation</a>$who</p>
+<h1>$title</h1>
+$body
+</body>
+</html>
+""")
+
+
+def frame(title: str, body: str, team: str | None = None, csrf: str | None = None) -> str:
+    who = ""
+    if team is not None:
+        who = (f' · signed in as <b>{escape(team)}</b> · <a href="/team">your submissions</a> · '
+               f'<form method="post" action="/signout" style="display:inline">{csrf_field(csrf)}'
+               '<button type="submit">sign out</button></form>')
+    return FRAME.substitute(title=escape(title), style=STYLE, who=who, body=body)
+
+
+def csrf_field(csrf: str | None) -> str:
+    return f'<input type="hidden" name="csrf" value="{escape(csrf or "")}">'
+
+
+def index_page(phases: Sequence[dict[str, Any]], team: str | None, csrf: str) -> str:
+    items = "".join(f'<li><a href="/boards/{escape(p["benchmark"])}/{escape(p["phase"])}">{escape(p["benchmark"])} · '
+                    f'phase {escape(p["phase"])}</a> (split {escape(p["split"])}, dataset_id '
+                    f'<code>{escape(p["dataset_id"])}</code>)</li>' for p in phases)
+    body = f"<h2>Leaderboards</h2><ul>{items or '<li>no phase yet</li>'}</ul>"
+    if team is None:
+        body += ('<h2>Sign in</h2><form method="post" action="/signin">' + csrf_field(csrf) +
+                 '<label>team token <input type="password" name="token" autocomplete="off" required></label> '
+                 '<button type="submit">sign in</button></form>')
+        return frame("segbench hosted evaluation", body)
+    return frame("segbench hosted evaluation", body, team, csrf)
+
+
+def team_page(team: str, csrf: str, submissions: Sequence[dict[str, Any]], phases: Sequence[dict[str, Any]]) -> str:
+    options = "".join(f'<option value="{escape(p["benchmark"])}/{escape(p["phase"])}">{escape(p["benchmark"])} · '
+                      f'{escape(p["phase"])}</option>' for p in phases)
+    form = ('<h2>Upload</h2><form method="post" action="/team/upload" enctype="multipart/form-data">'
+            + csrf_field(csrf) + f'<label>phase <select name="phase">{options}</select></label> '
+            '<label>method <input name="method" maxlength="128"></label> '
+            '<label>description <input name="description" maxlength="4000"></label> '
+            '<input type="file" name="upload" accept=".zip" required> <button type="submit">upload</button></form>')
+    rows = "".join(f'<tr data-id="{escape(s["id"])}"><td><a href="/submissions/{escape(s["id"])}">{escape(s["id"])}</a>'
+                   f'</td><td>{escape(s["benchmark"])} · {escape(s["phase"])}</td><td>{escape(s["method"])}</td>'
+                   f'<td class="status">{escape(s["status"])}</td><td>{escape(s["submitted_at"])}</td></tr>'
+                   for s in submissions)
+    table = ('<h2>Your submissions</h2><div class="scroll"><table class="detail"><thead><tr><th>id</th><th>phase</th>'
+             f'<th>method</th><th>status</th><th>submitted</th></tr></thead><tbody>{rows}</tbody></table></div>')
+    return frame(f"team {team}", form + table, team, csrf)
+
+
+def submission_page(view: dict[str, Any], team: str, csrf: str) -> str:
+    facts = [("status", view["status"]), ("phase", f'{view["benchmark"]} · {view["phase"]}'),
+             ("method", view["method"]), ("description", view["description"]), ("submitted", view["submitted_at"]),
+             ("scored", view["scored_at"]), ("dataset_id", view["dataset_id"]), ("upload SHA-256", view["upload_sha256"]),
+             ("server code", view["code_version"]), ("error", view["error"])]
+    body = "<table class=\"detail\"><tbody>" + "".join(
+        f'<tr><th>{escape(k)}</th><td class="{escape(k.split()[0])}"><pre>{escape(str(v))}</pre></td></tr>'
+        for k, v in facts if v is not None) + "</tbody></table>"
+    if "results" in view:
+        intervals = view["intervals"]
+        rows = "".join(f'<tr><td><code>{escape(k)}</code></td><td>{escape(number(v))}</td><td>'
+                       f'{escape(bracket(intervals.get(k)))}</td></tr>' for k, v in flatten(view["results"]).items())
+        body += ('<h2>Every metric</h2><div class="scroll"><table class="detail"><thead><tr><th>metric</th><th>value</th>'
+                 f'<th>95% interval</th></tr></thead><tbody>{rows}</tbody></table></div>')
+    return frame(f"submission {view['id']}", body, team, csrf)
+
+
+def number(value: Any) -> str:
+    return f"{value:.4f}" if isinstance(value, float) else json.dumps(value)
+
+
+def bracket(interval: dict[str, Any] | None) -> str:
+    if not interval or interval.get("low") is None:
+        return ""
+    return f"[{interval['low']:.4f}, {interval['high']:.4f}]"
+
+
+def board_page(benchmark: str, phase: str, groups: Sequence[dict[str, Any]]) -> str:
+    parts = group_sections(groups)
+    rows = "".join(f'<tr><td>{escape(r["model"])}</td><td>{escape(r["method"])}</td><td>{escape(r["submitted_at"])}</td>'
+                   f'<td><code>{escape(r["provenance"]["dataset_id"])}</code></td>'
+                   f'<td><code>{escape(r["provenance"]["upload_sha256"])}</code></td>'
+                   f'<td>{escape(str(r["provenance"]["code_version"]))}</td></tr>'
+                   for g in groups for r in g["rows"] if r["kind"] == UPLOAD)
+    parts.append('<h2>Entries</h2><div class="scroll"><table class="detail"><thead><tr><th>team</th><th>method</th>'
+                 '<th>submitted</th><th>dataset_id</th><th>upload SHA-256</th><th>server code</th></tr></thead>'
+                 f"<tbody>{rows}</tbody></table></div>")
+    return page(f"{benchmark} · phase {phase}", parts or ["<p>no scored submission yet</p>"])

@@ -1,0 +1,68 @@
+"""Scoring on the server, with the CLI's code: an upload's per-frame counts (steps.scoring, the
+same Parquet as `segbench score`, kept in the store by their SHA-256), its metrics document (as
+`segbench metrics`), and its bootstrap over the benchmark's units with paired comparisons against
+the phase's baseline and floor (core.bootstrap, as `segbench uncertainty`). The floor and the
+baseline are scored once, when the host adds the phase."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ..core.bootstrap import Subject, bootstrap
+from ..core.confusion import FrameCounts
+from ..io.fileio import sha256_file
+from ..records.countsio import read_counts
+from ..steps.metrics import document
+from ..steps.scoring import score_floor, score_model
+from .hidden import HiddenSplit
+from .models import Phase
+from .settings import Settings
+from .store import Store
+
+FLOOR, BASELINE = "floor", "baseline"
+
+
+def store_counts(store: Store, path: Path) -> str:
+    sha = sha256_file(path)
+    store.put(path, sha)
+    return sha
+
+
+def score_upload(store: Store, hidden: HiddenSplit, upload: Path, name: str, folder: Path) -> tuple[str, FrameCounts,
+                                                                                                  dict[str, Any]]:
+    """(stored counts' SHA-256, counts, metrics document) of an upload in the ground truth's space."""
+    benchmark, space = hidden.benchmark, hidden.benchmark.ground_truth
+    path = folder / f"{name}.parquet"
+    counts = score_model(benchmark, hidden.frames, name, "predictions", space, upload, path, hidden.split)
+    return store_counts(store, path), counts, document(benchmark, counts, space, hidden.split, name, "predictions")
+
+
+def score_phase_floor(store: Store, hidden: HiddenSplit, folder: Path) -> tuple[str, dict[str, Any]]:
+    benchmark = hidden.benchmark
+    path = folder / "floor.parquet"
+    counts = score_floor(benchmark, hidden.frames, path, hidden.split)
+    return store_counts(store, path), document(benchmark, counts, benchmark.ground_truth, hidden.split, FLOOR, FLOOR)
+
+
+def stored_subject(store: Store, sha256: str, name: str, hidden: HiddenSplit, folder: Path) -> Subject:
+    counts, _ = read_counts(store.fetch(sha256, folder / f"{name}.parquet"))
+    return Subject(name, counts, hidden.benchmark.ground_truth)
+
+
+def references(store: Store, hidden: HiddenSplit, phase: Phase, folder: Path) -> dict[str, Subject | None]:
+    """The phase's baseline (None when the host gave none) and floor, from their stored counts."""
+    baseline = phase.baseline_counts_sha256
+    return {BASELINE: None if baseline is None else stored_subject(store, baseline, BASELINE, hidden, folder),
+            FLOOR: stored_subject(store, phase.floor_counts_sha256, FLOOR, hidden, folder)}
+
+
+def uncertainty(hidden: HiddenSplit, counts: FrameCounts, name: str, others: dict[str, Subject | None],
+                settings: Settings) -> dict[str, Any]:
+    subject = Subject(name, counts, hidden.benchmark.ground_truth)
+    return bootstrap(hidden.benchmark, subject, hidden.groups, settings.resamples, settings.seed, others)
+
+
+def as_json(document: dict[str, Any]) -> str:
+    return json.dumps(document, sort_keys=True)

@@ -1,0 +1,188 @@
+"""What the API's and the browser's routes share: the deployment of the running app, errors as
+`{"error": message}` with their status, who is asking, the rate limits, and the uploads' path
+from the request body to a queued submission."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+from fastapi import Request
+from sqlalchemy import select
+from sqlalchemy.orm import joinedload
+from starlette.concurrency import run_in_threadpool
+
+from ..errors import SegbenchError
+from . import ledger
+from .accounts import is_host, team_of
+from .deployment import CODE_VERSION, Deployment
+from .intake import TooLarge, check, discard, receive
+from .models import Phase, Submission, Team
+from .ratelimit import RateLimit
+
+MAX_METHOD, MAX_DESCRIPTION = 128, 4000
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status, self.message = status, message
+
+
+def not_found(what: str = "not found") -> ApiError:
+    return ApiError(404, what)
+
+
+class Limits:
+    """The running server's rate limits, from its settings."""
+
+    def __init__(self, deployment: Deployment):
+        settings = deployment.settings
+        self.requests = RateLimit(settings.requests_per_minute, 60.0)
+        self.uploads = RateLimit(settings.uploads_per_hour, 3600.0)
+
+
+def deployment_of(request: Request) -> Deployment:
+    return request.app.state.deployment
+
+
+def limits_of(request: Request) -> Limits:
+    return request.app.state.limits
+
+
+def bearer(request: Request) -> str | None:
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    return token.strip() if scheme.lower() == "bearer" and token.strip() else None
+
+
+def count_request(request: Request, key: str) -> None:
+    if not limits_of(request).requests.take(key):
+        raise ApiError(429, "too many requests: wait a minute")
+
+
+def count_stranger(request: Request) -> None:
+    """A request that names no live team counts against its address (guessing tokens is slow)."""
+    count_request(request, f"address:{request.client.host if request.client else 'unknown'}")
+
+
+def team_of_token(request: Request, token: str | None) -> Team:
+    if token is None:
+        count_stranger(request)
+        raise ApiError(401, "no token: send 'Authorization: Bearer TOKEN'")
+    with deployment_of(request).sessions() as session:
+        team = team_of(session, token)
+    if team is None:
+        count_stranger(request)
+        raise ApiError(401, "the token is not a live team's")
+    count_request(request, f"team:{team.id}")
+    return team
+
+
+def require_team(request: Request) -> Team:
+    return team_of_token(request, bearer(request))
+
+
+def require_host(request: Request) -> None:
+    token = bearer(request)
+    if token is None:
+        count_stranger(request)
+        raise ApiError(401, "no token: send 'Authorization: Bearer HOST_TOKEN'")
+    with deployment_of(request).sessions() as session:
+        if is_host(session, token):
+            return
+        if team_of(session, token) is not None:
+            raise ApiError(403, "a host endpoint: a team's token does not open it")
+    count_stranger(request)
+    raise ApiError(401, "the token is not the host's")
+
+
+def find_phase(request: Request, benchmark: str, name: str) -> Phase:
+    with deployment_of(request).sessions() as session:
+        phase = session.scalar(select(Phase).where(Phase.benchmark == benchmark, Phase.name == name))
+    if phase is None:
+        raise not_found(f"no phase {name!r} of benchmark {benchmark!r}")
+    return phase
+
+
+def own_submission(request: Request, team: Team, submission_id: str) -> Submission:
+    """The team's submission; another team's, like a missing one, is 'not found'."""
+    with deployment_of(request).sessions() as session:
+        found = session.scalar(select(Submission).options(joinedload(Submission.phase))
+                               .where(Submission.id == submission_id, Submission.team_id == team.id))
+    if found is None:
+        raise not_found(f"no submission {submission_id!r} of team {team.name}")
+    return found
+
+
+def own_submissions(request: Request, team: Team) -> list[Submission]:
+    with deployment_of(request).sessions() as session:
+        return list(session.scalars(select(Submission).options(joinedload(Submission.phase))
+                                    .where(Submission.team_id == team.id)
+                                    .order_by(Submission.created_at.desc(), Submission.id)))
+
+
+def checked_text(value: str, field: str, longest: int) -> str:
+    if len(value) > longest:
+        raise ApiError(400, f"{field}: at most {longest} characters")
+    if any(ord(c) < 32 and c not in "\n\t" or ord(c) == 127 for c in value):
+        raise ApiError(400, f"{field}: control characters are not allowed")
+    return value
+
+
+def submission_view(submission: Submission) -> dict[str, Any]:
+    """A submission as its own team sees it: status, provenance and, once scored, every metric
+    with the bootstrap's intervals and paired differences."""
+    view = {
+        "id": submission.id, "benchmark": submission.phase.benchmark, "phase": submission.phase.name,
+        "status": submission.status, "method": submission.method, "description": submission.description,
+        "submitted_at": submission.created_at.isoformat() + "Z",
+        "scored_at": None if submission.scored_at is None else submission.scored_at.isoformat() + "Z",
+        "dataset_id": submission.dataset_id, "upload_sha256": submission.upload_sha256,
+        "upload_bytes": submission.upload_bytes, "code_version": submission.code_version, "error": submission.error,
+    }
+    if submission.results is not None:
+        document = json.loads(submission.results)
+        bootstrap = json.loads(submission.uncertainty)
+        view.update({"frames": document["frames"], "pixels_evaluated": document["pixels_evaluated"],
+                     "results": document["results"], "intervals": bootstrap["intervals"],
+                     "comparisons": bootstrap["comparisons"]})
+    return view
+
+
+async def accept_upload(request: Request, team: Team, phase: Phase, body: AsyncIterator[bytes], method: str,
+                        description: str) -> Submission:
+    """The body through the intake to a queued submission: refused (and nothing kept) or stored
+    and inserted with the quota checked in one transaction."""
+    deployment = deployment_of(request)
+    if not limits_of(request).uploads.take(f"team:{team.id}"):
+        raise ApiError(429, "too many uploads: wait an hour")
+    method = checked_text(method, "method", MAX_METHOD)
+    description = checked_text(description, "description", MAX_DESCRIPTION)
+    limit = deployment.settings.max_upload_bytes
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise ApiError(413, f"upload.zip: more than the upload limit of {limit} bytes")
+    received = await receive(body, limit)
+    try:
+        hidden = await run_in_threadpool(deployment.hidden, phase)
+        await run_in_threadpool(check, hidden, received.path)
+
+        def insert() -> Submission:
+            with deployment.sessions() as session:
+                return ledger.accept(session, team, phase, received.sha256, received.size, method, description,
+                                     CODE_VERSION, lambda: deployment.store.put(received.path, received.sha256))
+
+        return await run_in_threadpool(insert)
+    finally:
+        discard(received)
+
+
+def error_status(exc: SegbenchError) -> int:
+    if isinstance(exc, TooLarge):
+        return 413
+    if isinstance(exc, ledger.QuotaExhausted):
+        return 429
+    if isinstance(exc, ledger.PhaseClosed):
+        return 403
+    return 400

@@ -1,0 +1,115 @@
+"""A worker: claims a submission under a lease, scores its upload with the CLI's scorer
+(steps.scoring: per-frame counts, stored as Parquet in the store by their SHA-256), computes
+every metric from them as `segbench metrics` does (steps.metrics.document), and writes the result
+if its lease still holds. The lease is renewed while it scores; a worker that dies stops renewing
+it, and once it expires another worker claims the submission and scores it again."""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from sqlalchemy.exc import OperationalError
+
+from ..errors import SegbenchError
+from . import ledger
+from .deployment import Deployment
+from .hidden import HiddenSplit
+from .intake import UPLOAD_NAME
+from .models import Submission
+from .scoring import as_json, references, score_upload, uncertainty
+
+GAVE_UP = "the server's workers stopped {} times while scoring this upload; it is not scored again"
+HIDDEN_DATA_PROBLEM = ("the server could not score this upload against its hidden data (a problem on the "
+                       "host's side, reported to the host); it may be scored again")
+
+
+def score_submission(deployment: Deployment, hidden: HiddenSplit, submission: Submission,
+                     folder: Path) -> tuple[str, dict, dict]:
+    """(stored counts' SHA-256, metrics document, bootstrap document) of a submission's upload."""
+    store = deployment.store
+    upload = store.fetch(submission.upload_sha256, folder / UPLOAD_NAME)
+    counts_sha, counts, document = score_upload(store, hidden, upload, submission.id, folder)
+    others = references(store, hidden, submission.phase, folder)
+    return counts_sha, document, uncertainty(hidden, counts, submission.id, others, deployment.settings)
+
+
+def team_message(error: SegbenchError, hidden: HiddenSplit, folder: Path) -> str:
+    """What the team may read of a scoring error: its own upload's problems, never a word about
+    the hidden data (a label file's path or values)."""
+    text = str(error)
+    if str(hidden.data) in text or str(hidden.data.resolve()) in text:
+        return HIDDEN_DATA_PROBLEM
+    return text.replace(str(folder / UPLOAD_NAME), UPLOAD_NAME)
+
+
+class Heartbeat:
+    """Renews a lease every third of its time, in a thread, while the work goes on."""
+
+    def __init__(self, deployment: Deployment, submission_id: str, owner: str):
+        self.deployment, self.submission_id, self.owner = deployment, submission_id, owner
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.beat, daemon=True)
+
+    def beat(self) -> None:
+        lease = self.deployment.settings.lease_seconds
+        while not self.stop.wait(lease / 3):
+            with self.deployment.sessions() as session:
+                if not ledger.renew(session, self.submission_id, self.owner, lease):
+                    return
+
+    def __enter__(self) -> Heartbeat:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *_exc) -> None:
+        self.stop.set()
+        self.thread.join()
+
+
+def work_once(deployment: Deployment) -> str | None:
+    """Claim and score one submission; returns its id, or None when nothing was claimable."""
+    with deployment.sessions() as session:
+        claimed = ledger.claim(session, deployment.settings.lease_seconds)
+        if claimed is None:
+            return None
+        submission, owner = claimed
+        phase = submission.phase
+        if submission.attempts > deployment.settings.max_attempts:  # every earlier claim's worker died on it
+            ledger.fail(session, submission.id, owner, GAVE_UP.format(submission.attempts - 1))
+            return submission.id
+    hidden = deployment.hidden(phase)
+    with tempfile.TemporaryDirectory(prefix="segbench-worker-") as folder, Heartbeat(deployment, submission.id, owner):
+        try:
+            counts_sha, document, bootstrap = score_submission(deployment, hidden, submission, Path(folder))
+        except SegbenchError as exc:
+            print(f"segbench worker: submission {submission.id}: {exc}", file=sys.stderr)
+            with deployment.sessions() as session:
+                ledger.fail(session, submission.id, owner, team_message(exc, hidden, Path(folder)))
+            return submission.id
+    with deployment.sessions() as session:
+        if not ledger.finish(session, submission.id, owner, counts_sha, as_json(document), as_json(bootstrap)):
+            print(f"segbench worker: submission {submission.id}: lease lost; its result is another claim's",
+                  file=sys.stderr)
+    return submission.id
+
+
+def run_worker(deployment: Deployment, once: bool = False) -> int:
+    """Score submissions until stopped (or, with `once`, until none is claimable); returns how many."""
+    done = 0
+    while True:
+        try:
+            worked = work_once(deployment) is not None
+        except OperationalError as exc:  # the database restarting: its lease, if any, runs out and is claimed again
+            print(f"segbench worker: database unavailable ({exc.__class__.__name__}); retrying", file=sys.stderr,
+                  flush=True)
+            worked = False
+        if worked:
+            done += 1
+            continue
+        if once:
+            return done
+        time.sleep(deployment.settings.poll_seconds)

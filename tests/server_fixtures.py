@@ -1,0 +1,180 @@
+"""A hosted evaluation as real processes, for the server's end-to-end tests: the CLI's commands
+in subprocesses on this checkout's source, a server (uvicorn) on a free localhost port and its
+workers, an upload made from the embedded Painting Vision test split, and an HTTP caller."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+import zipfile
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA, MANIFEST = ROOT / "data", ROOT / "data_manifest.json"
+BENCHMARK, PHASE, SPLIT = "painting-vision", "test", "test"
+# The tests' phase: always open, a quota no test reaches.
+PHASES = f"""benchmark: {BENCHMARK}
+phases:
+  - name: {PHASE}
+    split: {SPLIT}
+    quota_per_day: null
+    quota_total: 100
+    selection: 1
+    show_scores: true
+    private_fraction: 0.5
+"""
+# Fast settings for the tests: a short lease and poll, a small bootstrap.
+WORKER_OPTIONS = ("--lease-seconds", "3", "--poll-seconds", "0.2", "--resamples", "50")
+
+
+def environment() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(ROOT / "src"), "PYTHONUNBUFFERED": "1"}
+
+
+def segbench(*args: str, check: bool = True) -> subprocess.CompletedProcess:
+    done = subprocess.run([sys.executable, "-m", "segbench", *args], env=environment(), capture_output=True,
+                          text=True, timeout=300)
+    if check and done.returncode != 0:
+        raise AssertionError(f"segbench {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}")
+    return done
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def start(*args: str, log: Path) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "segbench", *args], env=environment(), stdout=log.open("w"),
+                            stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def stop(process: subprocess.Popen) -> None:
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def split_frames() -> tuple[list[dict], str]:
+    manifest = json.loads(MANIFEST.read_text())
+    return [f for f in manifest["frames"] if f["split"] == SPLIT], manifest["dataset_id"]
+
+
+def make_upload(path: Path, blank_rows: float = 1 / 3, dataset_id: str | None = None,
+                extra: dict[str, bytes] | None = None, skip: int = 0) -> Path:
+    """An upload of the test split: each frame's ground truth with its top `blank_rows` set to 0,
+    `dataset_id.txt` (the manifest's unless given), minus the first `skip` frames, plus `extra` members."""
+    frames, stated = split_frames()
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as upload:
+        for frame in frames[skip:]:
+            mask = np.array(Image.open(DATA / frame["label"]["path"]))
+            mask[: int(mask.shape[0] * blank_rows)] = 0
+            buffer = io.BytesIO()
+            Image.fromarray(mask).save(buffer, format="PNG")
+            upload.writestr(f"{frame['frame_id']}.png", buffer.getvalue())
+        upload.writestr("dataset_id.txt", (dataset_id or stated) + "\n")
+        for name, data in (extra or {}).items():
+            upload.writestr(name, data)
+    return path
+
+
+def call(url: str, token: str | None = None, body: bytes | None = None, method: str | None = None,
+         headers: dict[str, str] | None = None) -> tuple[int, dict]:
+    """(status, JSON body) of one request."""
+    request = urllib.request.Request(url, data=body, method=method or ("POST" if body is not None else "GET"),
+                                     headers={**({"Authorization": f"Bearer {token}"} if token else {}),
+                                              **(headers or {})})
+    try:
+        with urllib.request.urlopen(request, timeout=120) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+class Deployment:
+    """`segbench server init` in `folder` (SQLite, local store), the embedded Painting Vision test
+    split as phase `test` (with the `baseline` upload, if given), two teams; then a server, and
+    workers on demand."""
+
+    def __init__(self, folder: Path, server_options: tuple[str, ...] = (), baseline: Path | None = None):
+        self.folder = folder
+        self.db = f"sqlite:///{folder / 'server.db'}"
+        self.store = folder / "store"
+        init = segbench("server", "init", "--db", self.db, "--store", str(self.store)).stdout
+        self.host_token = next(line.split(": ", 1)[1] for line in init.splitlines() if line.startswith("host token: "))
+        phases = folder / f"{BENCHMARK}.yaml"
+        phases.write_text(PHASES)
+        segbench("server", "add-phase", "--db", self.db, "--benchmark", BENCHMARK, "--name", PHASE, "--data", str(DATA),
+                 "--manifest", str(MANIFEST), "--phases", str(phases),
+                 *(("--baseline", str(baseline)) if baseline is not None else ()))
+        self.tokens = {}
+        for team in ("alpha", "beta"):
+            line = segbench("server", "add-team", team, "--db", self.db).stdout.strip()
+            assert line.startswith(f"token for {team}: ")
+            self.tokens[team] = line.split(": ", 1)[1]
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.processes: list[subprocess.Popen] = []
+        self.server = self.spawn("server", "run", "--db", self.db, "--port", str(self.port), *server_options)
+        self.wait_until_serving()
+
+    def spawn(self, *args: str) -> subprocess.Popen:
+        process = start(*args, log=self.folder / f"{args[1]}-{len(self.processes)}.log")
+        self.processes.append(process)
+        return process
+
+    def worker(self, *options: str) -> subprocess.Popen:
+        return self.spawn("server", "worker", "--db", self.db, *WORKER_OPTIONS, *options)
+
+    def wait_until_serving(self, timeout: float = 120) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.server.poll() is not None:
+                raise AssertionError(f"the server stopped: {(self.folder / 'server-0.log').read_text()}")
+            try:
+                if call(f"{self.url}/api/v1/phases")[0] == 200:
+                    return
+            except (urllib.error.URLError, ConnectionError):
+                time.sleep(0.2)
+        raise AssertionError("the server did not answer in time")
+
+    def api(self, path: str, team: str | None = None, **kwargs) -> tuple[int, dict]:
+        token = self.tokens[team] if team in self.tokens else team
+        return call(f"{self.url}/api/v1{path}", token, **kwargs)
+
+    def upload(self, team: str, data: bytes, method: str = "m") -> tuple[int, dict]:
+        return self.api(f"/benchmarks/{BENCHMARK}/phases/{PHASE}/submissions?method={method}", team, body=data,
+                        headers={"Content-Type": "application/zip"})
+
+    def wait_for(self, team: str, submission_id: str, statuses=("scored", "failed"), timeout: float = 120) -> dict:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            status, view = self.api(f"/submissions/{submission_id}", team)
+            assert status == 200, view
+            if view["status"] in statuses:
+                return view
+            time.sleep(0.1)
+        raise AssertionError(f"submission {submission_id} still {view['status']}")
+
+    def stored_objects(self) -> list[str]:
+        return sorted(p.name for p in self.store.rglob("*") if p.is_file())
+
+    def close(self) -> None:
+        for process in reversed(self.processes):
+            stop(process)

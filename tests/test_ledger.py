@@ -1,0 +1,183 @@
+"""The submissions' life in the database: quota and insert in one transaction, claims under a
+lease, results written only by the lease's holder; and the migrations make exactly the tables
+the ORM declares. On SQLite, and on PostgreSQL where $SEGBENCH_TEST_POSTGRES names an empty
+database to use (e.g. postgresql+psycopg://postgres@127.0.0.1:5432/segbench_test)."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from datetime import timedelta
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from sqlalchemy import func, select, text, update
+
+from segbench.server import ledger
+from segbench.server.accounts import add_team, team_of
+from segbench.server.database import engine_for, migrate, sessions
+from segbench.server.models import FAILED, SCORED, SCORING, Base, Phase, Submission, Team, utcnow
+
+
+POSTGRES = os.environ.get("SEGBENCH_TEST_POSTGRES")
+
+
+def emptied(url: str):
+    """An engine on the test database, every table of an earlier test dropped."""
+    engine = engine_for(url)
+    with engine.begin() as connection:
+        Base.metadata.drop_all(connection)
+        connection.execute(text("DROP TABLE IF EXISTS alembic_version"))
+    return engine
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db(request, tmp_path):
+    if request.param == "postgresql" and not POSTGRES:
+        pytest.skip("no PostgreSQL: set SEGBENCH_TEST_POSTGRES to an empty database's URL")
+    engine = engine_for(f"sqlite:///{tmp_path / 'server.db'}") if request.param == "sqlite" else emptied(POSTGRES)
+    migrate(engine)
+    factory = sessions(engine)
+    with factory() as session:
+        add_team(session, "alpha")
+        session.add(Phase(benchmark="b", name="test", split="test", data_dir="d", manifest_path="m", dataset_id="x:1",
+                          floor_counts_sha256="0" * 64, floor_results="{}", quota_total=3, selection=1,
+                          show_scores=True, private_fraction=0.5))
+        session.commit()
+    return factory
+
+
+def team_and_phase(session):
+    return session.scalar(select(Team)), session.scalar(select(Phase))
+
+
+def accept(factory, sha="a" * 64) -> Submission:
+    with factory() as session:
+        team, phase = team_and_phase(session)
+        return ledger.accept(session, team, phase, sha, 1, "m", "", "v", lambda: None)
+
+
+def test_the_migrations_make_the_tables_the_orm_declares(db):
+    with db().bind.connect() as connection:
+        assert compare_metadata(MigrationContext.configure(connection), Base.metadata) == []
+
+
+def test_migrating_twice_changes_nothing(tmp_path):
+    engine = engine_for(f"sqlite:///{tmp_path / 'again.db'}")
+    assert migrate(engine) == migrate(engine) == "0001"
+
+
+def test_the_quota_is_exact_and_a_refusal_inserts_nothing(db):
+    stored = []
+    for _ in range(3):
+        accept(db)
+    with db() as session:
+        team, phase = team_and_phase(session)
+        with pytest.raises(ledger.QuotaExhausted, match="quota: 3 submissions in all for phase 'test', all used"):
+            ledger.accept(session, team, phase, "b" * 64, 1, "m", "", "v", lambda: stored.append(1))
+        assert session.scalar(select(func.count()).select_from(Submission)) == 3
+    assert stored == []  # refused before the upload was stored
+
+
+def test_concurrent_uploads_of_one_team_take_exactly_the_quota(db):
+    outcomes = []
+
+    def one() -> None:
+        try:
+            accept(db)
+            outcomes.append("accepted")
+        except ledger.QuotaExhausted:
+            outcomes.append("refused")
+
+    threads = [threading.Thread(target=one) for _ in range(20)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(outcomes) == ["accepted"] * 3 + ["refused"] * 17
+    with db() as session:
+        assert session.scalar(select(func.count()).select_from(Submission)) == 3
+
+
+def test_a_day_quota_counts_the_utc_day_only(db):
+    with db() as session:
+        session.execute(update(Phase).values(quota_total=None, quota_per_day=1))
+        session.commit()
+    first = accept(db)
+    with pytest.raises(ledger.QuotaExhausted, match="1 submissions a day"):
+        accept(db)
+    midnight = utcnow().replace(hour=0, minute=0, second=0, microsecond=0)
+    with db() as session:  # made a second before today began
+        session.execute(update(Submission).where(Submission.id == first.id)
+                        .values(created_at=midnight - timedelta(seconds=1)))
+        session.commit()
+    accept(db)
+
+
+@pytest.mark.parametrize(("opens", "closes"), [(timedelta(hours=1), None), (None, timedelta(0)),
+                                               (timedelta(days=-2), timedelta(days=-1))])
+def test_a_closed_phase_takes_no_upload(db, opens, closes):
+    now = utcnow()
+    with db() as session:
+        session.execute(update(Phase).values(opens_at=None if opens is None else now + opens,
+                                             closes_at=None if closes is None else now + closes))
+        session.commit()
+    with pytest.raises(ledger.PhaseClosed, match="phase 'test' is closed"):
+        accept(db)
+    with db() as session:
+        assert session.scalar(select(func.count()).select_from(Submission)) == 0
+
+
+def test_claims_go_oldest_first_and_each_submission_to_one_claim(db):
+    first, second = accept(db), accept(db)
+    with db() as session:
+        (a, owner_a), (b, owner_b) = ledger.claim(session, 60), ledger.claim(session, 60)
+        assert (a.id, b.id) == (first.id, second.id) and owner_a != owner_b
+        assert a.status == b.status == SCORING and a.attempts == 1
+        assert ledger.claim(session, 60) is None
+
+
+def test_an_expired_lease_goes_to_another_claim_and_only_the_last_claim_finishes(db):
+    submitted = accept(db)
+    with db() as session:
+        _, dead = ledger.claim(session, 0.05)
+        time.sleep(0.1)
+        taken, owner = ledger.claim(session, 60)
+        assert taken.id == submitted.id and taken.attempts == 2
+        assert not ledger.renew(session, submitted.id, dead, 60)
+        assert not ledger.finish(session, submitted.id, dead, "c" * 64, "{}", "{}")
+        assert ledger.renew(session, submitted.id, owner, 60)
+        assert ledger.finish(session, submitted.id, owner, "c" * 64, '{"r": 1}', "{}")
+        assert not ledger.finish(session, submitted.id, owner, "d" * 64, "{}", "{}")  # once
+        row = session.get(Submission, submitted.id)
+        session.refresh(row)
+        assert (row.status, row.counts_sha256, row.results) == (SCORED, "c" * 64, '{"r": 1}')
+
+
+def test_a_held_lease_is_not_claimed(db):
+    accept(db)
+    with db() as session:
+        assert ledger.claim(session, 60) is not None
+        assert ledger.claim(session, 60) is None
+
+
+def test_a_failure_is_recorded_by_its_claim(db):
+    submitted = accept(db)
+    with db() as session:
+        _, owner = ledger.claim(session, 60)
+        assert ledger.fail(session, submitted.id, owner, "upload.zip: bad")
+        row = session.get(Submission, submitted.id)
+        session.refresh(row)
+        assert (row.status, row.error) == (FAILED, "upload.zip: bad")
+
+
+def test_a_team_is_found_by_its_token_only_while_not_revoked(db):
+    with db() as session:
+        token = add_team(session, "beta")
+        assert team_of(session, token).name == "beta"
+        assert team_of(session, token + "x") is None
+        session.execute(update(Team).where(Team.name == "beta").values(revoked=True))
+        session.commit()
+        assert team_of(session, token) is None

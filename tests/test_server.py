@@ -1,0 +1,228 @@
+"""The hosted evaluation end to end, against real processes: `segbench server init`, a phase on
+the embedded Painting Vision test split, two teams, a server (uvicorn) and a worker as
+subprocesses, shared by the module's tests."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import sqlite3
+import subprocess
+import sys
+
+import pytest
+import requests
+from server_fixtures import BENCHMARK, DATA, MANIFEST, PHASE, SPLIT, Deployment, environment, make_upload, segbench
+
+from segbench.protocols.definitions import load_benchmark
+
+LIMIT = 200_000  # the server's upload limit here: above the uploads, below the oversized one
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    baseline = make_upload(tmp_path_factory.mktemp("baseline") / "baseline.zip", blank_rows=0.5)
+    deployment = Deployment(tmp_path_factory.mktemp("server"), ("--max-upload-bytes", str(LIMIT)), baseline)
+    deployment.worker()
+    yield deployment
+    deployment.close()
+
+
+@pytest.fixture(scope="module")
+def upload(tmp_path_factory):
+    return make_upload(tmp_path_factory.mktemp("upload") / "upload.zip")
+
+
+def rows(deployment: Deployment, table: str) -> int:
+    with sqlite3.connect(deployment.db.removeprefix("sqlite:///")) as db:
+        return db.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+
+
+def test_an_upload_is_queued_then_scored_as_segbench_metrics_scores_it(served, upload, tmp_path):
+    status, accepted = served.upload("alpha", upload.read_bytes(), "thirds")
+    assert status == 201 and accepted["status"] == "queued" and len(accepted["id"]) == 32
+    view = served.wait_for("alpha", accepted["id"])
+    assert view["status"] == "scored", view["error"]
+    segbench("metrics", "--benchmark", BENCHMARK, "--predictions", str(upload), "--label-space",
+             load_benchmark(BENCHMARK).ground_truth.name, "--data", str(DATA), "--split", SPLIT,
+             "--out", str(tmp_path / "metrics.json"))
+    expected = json.loads((tmp_path / "metrics.json").read_text())
+    assert view["results"] == expected["results"]
+    assert view["frames"] == expected["frames"] and view["pixels_evaluated"] == expected["pixels_evaluated"]
+    assert view["upload_sha256"] == hashlib.sha256(upload.read_bytes()).hexdigest()
+
+    status, board = served.api(f"/benchmarks/{BENCHMARK}/phases/{PHASE}/leaderboard")
+    assert status == 200
+    (group,) = board["groups"]
+    entry = next(e for e in group["entries"] if e["team"] == "alpha")
+    report, metric = group["headline"].split(".")
+    assert entry["headline"]["value"] == expected["results"][report][metric]
+    assert entry["headline"]["ci_low"] <= entry["headline"]["value"] <= entry["headline"]["ci_high"]
+    assert entry["method"] == "thirds" and entry["provenance"]["upload_sha256"] == view["upload_sha256"]
+    assert entry["provenance"]["dataset_id"] == group["dataset_id"] == view["dataset_id"]
+    assert entry["vs_floor"]["excludes_zero"] is True and entry["beats_floor"] is True
+    floor = group["entries"][-1]
+    assert floor["kind"] == "floor" and entry["vs_floor"]["difference"] == pytest.approx(
+        entry["headline"]["value"] - floor["headline"]["value"])
+    with sqlite3.connect(served.db.removeprefix("sqlite:///")) as db:
+        baseline = json.loads(db.execute("SELECT baseline_results FROM phases").fetchone()[0])["results"]
+    assert entry["vs_baseline"]["difference"] == pytest.approx(entry["headline"]["value"] - baseline[report][metric])
+    assert entry["vs_baseline"]["excludes_zero"] is True  # a third of each frame blanked against a half
+
+
+def test_a_better_upload_takes_the_teams_place_on_the_board(served, upload, tmp_path):
+    better = make_upload(tmp_path / "better.zip", blank_rows=0.1)
+    status, accepted = served.upload("alpha", better.read_bytes(), "tenth")
+    assert status == 201
+    assert served.wait_for("alpha", accepted["id"])["status"] == "scored"
+    status, worse = served.upload("beta", upload.read_bytes(), "thirds")
+    assert served.wait_for("beta", worse["id"])["status"] == "scored"
+    entries = served.api(f"/benchmarks/{BENCHMARK}/phases/{PHASE}/leaderboard")[1]["groups"][0]["entries"]
+    assert [(e["rank"], e["team"], e["method"]) for e in entries] == [(1, "alpha", "tenth"), (2, "beta", "thirds"),
+                                                                        (None, None, None)]
+
+
+REFUSALS = [
+    ("not a zip", lambda tmp: b"plain text, not an archive", 400, "upload.zip: an upload must be a zip archive"),
+    ("another dataset", lambda tmp: make_upload(tmp / "u.zip", dataset_id="pv1:" + "0" * 64).read_bytes(), 400,
+     "upload refused:\n  upload.zip: dataset_id.txt says pv1:" + "0" * 64),
+    ("a frame missing", lambda tmp: make_upload(tmp / "u.zip", skip=1).read_bytes(), 400, "missing"),
+    ("an unexpected member", lambda tmp: make_upload(tmp / "u.zip", extra={"../x.png": b"x"}).read_bytes(), 400, "x.png"),
+    ("over the size limit", lambda tmp: b"\0" * (LIMIT + 1), 413, f"upload.zip: more than the upload limit of {LIMIT} bytes"),
+]
+
+
+@pytest.mark.parametrize(("case", "body", "status", "message"), REFUSALS, ids=[r[0] for r in REFUSALS])
+def test_a_refused_upload_gets_the_clis_message_and_leaves_nothing(served, tmp_path, case, body, status, message):
+    data = body(tmp_path)
+    objects, submissions = served.stored_objects(), rows(served, "submissions")
+    got, answer = served.upload("beta", data)
+    assert got == status and message in answer["error"]
+    assert str(tmp_path) not in answer["error"] and "/tmp/" not in answer["error"]
+    assert served.stored_objects() == objects and rows(served, "submissions") == submissions
+    if status == 400:  # the CLI says the same of the same bytes
+        (tmp_path / "upload.zip").write_bytes(data)
+        cli = segbench("check-submission", str(tmp_path / "upload.zip"), "--benchmark", BENCHMARK,
+                       "--dataset-manifest", str(MANIFEST), "--split", SPLIT,
+                       "--data", str(DATA), check=False)
+        assert cli.returncode == 1
+        assert cli.stderr.strip().removeprefix("segbench: error: ") == answer["error"].replace(
+            "upload.zip", str(tmp_path / "upload.zip"))
+
+
+def test_a_team_reads_only_its_own_submissions(served, upload):
+    status, accepted = served.upload("alpha", upload.read_bytes())
+    assert status == 201
+    assert served.api(f"/submissions/{accepted['id']}", "beta") == (
+        404, {"error": f"no submission '{accepted['id']}' of team beta"})
+    mine = {s["id"] for s in served.api("/submissions", "alpha")[1]["submissions"]}
+    theirs = {s["id"] for s in served.api("/submissions", "beta")[1]["submissions"]}
+    assert accepted["id"] in mine and accepted["id"] not in theirs and not mine & theirs
+    listed = segbench("submissions", "--server", served.url, "--token", served.tokens["beta"]).stdout
+    assert accepted["id"] not in listed and all(i in listed for i in theirs)
+
+
+@pytest.mark.parametrize(("token", "status"), [(None, 401), ("sbt_not-a-token", 401), ("alpha", 403)])
+def test_a_host_endpoint_needs_the_host_token(served, token, status):
+    got, answer = served.api("/host/submissions", token)
+    assert got == status and set(answer) == {"error"}
+
+
+def test_the_host_sees_every_teams_submissions(served):
+    status, answer = served.api("/host/submissions", served.host_token)
+    assert status == 200
+    assert {s["team"] for s in answer["submissions"]} == {"alpha", "beta"}
+    assert len(answer["submissions"]) == rows(served, "submissions")
+
+
+@pytest.mark.parametrize("token", [None, "sbt_wrong"])
+def test_no_team_no_upload(served, upload, token):
+    submissions = rows(served, "submissions")
+    got, answer = served.upload(token, upload.read_bytes())
+    assert got == 401 and set(answer) == {"error"} and rows(served, "submissions") == submissions
+
+
+def test_the_client_submits_with_the_token_from_the_environment_and_waits(served, upload):
+    done = subprocess.run([sys.executable, "-m", "segbench", "submit", str(upload), "--server", served.url,
+                           "--benchmark", BENCHMARK, "--phase", PHASE, "--method", "cli", "--wait", "--timeout", "120"],
+                          env={**environment(), "SEGBENCH_TOKEN": served.tokens["beta"]}, capture_output=True,
+                          text=True, timeout=200)
+    assert done.returncode == 0, done.stderr
+    submission_id, rest = done.stdout.split("\n", 1)
+    result = json.loads(rest)
+    assert (result["id"], result["status"], result["method"]) == (submission_id, "scored", "cli")
+    assert served.api(f"/submissions/{submission_id}", "beta")[1]["results"] == result["results"]
+
+
+def signed_in_browser(served, team: str):
+    """A browser (requests' session keeps the cookies) signed in with the team's token."""
+    browser = requests.Session()
+    front = browser.get(served.url + "/")
+    csrf = re.search(r'name="csrf" value="([^"]+)"', front.text).group(1)
+    signin = browser.post(served.url + "/signin", data={"token": served.tokens[team], "csrf": csrf},
+                          allow_redirects=False)
+    assert signin.status_code == 303 and signin.headers["location"] == "/team"
+    cookie = signin.headers["set-cookie"]
+    assert "segbench_session=" in cookie and "HttpOnly" in cookie and "SameSite=strict" in cookie
+    return browser
+
+
+def page_csrf(browser, url: str) -> str:
+    return re.search(r'name="csrf" value="([^"]+)"', browser.get(url).text).group(1)
+
+
+def test_a_browser_signs_in_uploads_through_the_form_and_sees_its_submission(served, upload):
+    browser = signed_in_browser(served, "alpha")
+    csrf = page_csrf(browser, served.url + "/team")
+    sent = browser.post(served.url + "/team/upload", data={"csrf": csrf, "phase": f"{BENCHMARK}/{PHASE}",
+                                                          "method": "form", "description": ""},
+                        files={"upload": ("upload.zip", upload.read_bytes(), "application/zip")},
+                        allow_redirects=False)
+    assert sent.status_code == 303, sent.text
+    submission_id = sent.headers["location"].rsplit("/", 1)[1]
+    assert served.wait_for("alpha", submission_id)["status"] == "scored"
+    page = browser.get(served.url + f"/submissions/{submission_id}")
+    assert page.status_code == 200 and "Every metric" in page.text and "shared_metrics.mIoU" in page.text
+    assert submission_id in browser.get(served.url + "/team").text
+    board = requests.get(served.url + f"/boards/{BENCHMARK}/{PHASE}")
+    entries = served.api(f"/benchmarks/{BENCHMARK}/phases/{PHASE}/leaderboard")[1]["groups"][0]["entries"]
+    assert board.status_code == 200
+    assert re.findall(r"<tr><td>(\w+)</td><td>(\w+)</td>", board.text) == [
+        (e["team"], e["method"]) for e in entries if e["kind"] == "upload"]
+    other = signed_in_browser(served, "beta")
+    assert other.get(served.url + f"/submissions/{submission_id}").status_code == 404
+
+
+@pytest.mark.parametrize("csrf", [None, "forged"])
+def test_a_form_without_its_csrf_token_changes_nothing(served, upload, csrf):
+    browser = signed_in_browser(served, "beta")
+    objects, submissions = served.stored_objects(), rows(served, "submissions")
+    data = {"phase": f"{BENCHMARK}/{PHASE}", "method": "m", **({"csrf": csrf} if csrf else {})}
+    sent = browser.post(served.url + "/team/upload", data=data,
+                        files={"upload": ("upload.zip", upload.read_bytes(), "application/zip")}, allow_redirects=False)
+    assert sent.status_code == 403 and "CSRF" in sent.text
+    assert served.stored_objects() == objects and rows(served, "submissions") == submissions
+    signout = browser.post(served.url + "/signout", data=data, allow_redirects=False)
+    assert signout.status_code == 403 and browser.get(served.url + "/team").status_code == 200
+
+
+def test_signing_in_needs_the_sign_in_forms_csrf_token_and_a_live_token(served):
+    browser = requests.Session()
+    browser.get(served.url + "/")
+    assert browser.post(served.url + "/signin", data={"token": served.tokens["alpha"], "csrf": "forged"},
+                        allow_redirects=False).status_code == 403
+    csrf = page_csrf(browser, served.url + "/")
+    assert browser.post(served.url + "/signin", data={"token": "sbt_wrong", "csrf": csrf},
+                        allow_redirects=False).status_code == 401
+    assert browser.get(served.url + "/team").status_code == 401
+
+
+def test_a_revoked_token_opens_nothing(served, upload):
+    line = segbench("server", "add-team", "gamma", "--db", served.db).stdout.strip()
+    token = line.removeprefix("token for gamma: ")
+    assert served.api("/submissions", token)[0] == 200
+    assert segbench("server", "revoke-team", "gamma", "--db", served.db).stdout.strip() == "team gamma: token revoked"
+    submissions = rows(served, "submissions")
+    assert served.api("/submissions", token) == (401, {"error": "the token is not a live team's"})
+    assert served.upload(token, upload.read_bytes())[0] == 401 and rows(served, "submissions") == submissions

@@ -1,0 +1,60 @@
+"""Workers against real processes: a worker killed with kill -9 while it scores loses its lease,
+and another worker scores the submission once."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import time
+
+import pytest
+from server_fixtures import BENCHMARK, PHASE, Deployment, make_upload, stop
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    deployment = Deployment(tmp_path_factory.mktemp("server"))
+    yield deployment
+    deployment.close()
+
+
+def lease(deployment: Deployment, submission_id: str) -> tuple[str, str | None, int]:
+    with sqlite3.connect(deployment.db.removeprefix("sqlite:///")) as db:
+        return db.execute("SELECT status, lease_owner, attempts FROM submissions WHERE id = ?",
+                          (submission_id,)).fetchone()
+
+
+def test_a_worker_killed_while_scoring_leaves_the_submission_to_another(served, tmp_path):
+    status, accepted = served.upload("alpha", make_upload(tmp_path / "upload.zip").read_bytes())
+    assert status == 201
+    first = served.worker()
+    deadline = time.monotonic() + 120
+    while lease(served, accepted["id"])[0] != "scoring":
+        assert time.monotonic() < deadline and first.poll() is None
+        time.sleep(0.02)
+    os.killpg(first.pid, signal.SIGKILL)
+    first.wait()
+    dead_owner = lease(served, accepted["id"])[1]
+    assert lease(served, accepted["id"]) == ("scoring", dead_owner, 1)
+
+    second = served.worker()
+    view = served.wait_for("alpha", accepted["id"])
+    stop(second)  # the module's next test starts with no worker
+    status_, owner, attempts = lease(served, accepted["id"])
+    assert (view["status"], status_, attempts) == ("scored", "scored", 2) and owner != dead_owner
+    entries = served.api(f"/benchmarks/{BENCHMARK}/phases/{PHASE}/leaderboard")[1]["groups"][0]["entries"]
+    assert [e["team"] for e in entries] == ["alpha", None]
+
+
+def test_a_submission_every_worker_dies_on_is_failed_after_the_last_attempt(served, tmp_path):
+    status, accepted = served.upload("beta", make_upload(tmp_path / "upload.zip").read_bytes())
+    assert status == 201 and lease(served, accepted["id"])[0] == "queued"  # no worker runs yet
+    with sqlite3.connect(served.db.removeprefix("sqlite:///")) as db:  # three claims' workers died on it
+        db.execute("UPDATE submissions SET status = 'scoring', attempts = 3, lease_expires = '2000-01-01 00:00:00' "
+                   "WHERE id = ?", (accepted["id"],))
+    served.worker("--max-attempts", "3")
+    view = served.wait_for("beta", accepted["id"])
+    assert (view["status"], view["error"]) == (
+        "failed", "the server's workers stopped 3 times while scoring this upload; it is not scored again")
+    assert lease(served, accepted["id"])[2] == 4
