@@ -11,7 +11,8 @@ resize, crop and pad turned off, on two probe images; the map it applies,
 
     out[c] = (x[order[c]] - mean[c]) / std[c]      on 0..255 pixels,
 
-is read off its output on the first and must reproduce its output on both (to float rounding).
+is read off its output on the first and must reproduce its output on both (to float rounding);
+mean and std are then the exact values of the processor's settings they match.
 A processor whose pixel step is not such a map (it mixes channels, depends on the image, changes
 the size) is refused, as are a processor class segbench does not know and a setting it cannot
 honour (`SETTINGS` says what each known setting is; any other must keep its class default).
@@ -80,7 +81,7 @@ def processor_pixels(config: Mapping[str, Any], path: Path, model_type: str) -> 
     pixels = {k: v for k, v in config.items() if SETTINGS.get(k) == "pixels"}
     try:
         processor = cls(**pixels)
-        probes = [_probe(seed) for seed in (0, 1)]
+        probes = _probes()
         outputs = [_run(processor, probe) for probe in probes]
     except Exception as exc:  # the processor's own checks raise ValueError, TypeError, ...
         raise SegbenchError(f"{where}: {cls.__name__} cannot prepare a frame with these settings: {exc}") from None
@@ -127,11 +128,13 @@ def _check_settings(config: Mapping[str, Any], cls: type, where: Path) -> None:
             )
 
 
-def _probe(seed: int) -> np.ndarray:
-    """(3, h, w) float32 0..255: every value in every channel, the channels shuffled independently."""
-    rng = np.random.default_rng(seed)
+def _probes() -> list[np.ndarray]:
+    """Two (3, h, w) float32 0..255 images: every value in every channel, the channels shuffled
+    independently; then other statistics (the values squared, / 255), so that a step that depends
+    on the image (its own mean, say) is seen to."""
+    rng = np.random.default_rng(0)
     values = np.arange(256, dtype=np.float32)
-    return np.stack([rng.permutation(values) for _ in range(3)]).reshape(PROBE_SHAPE)
+    return [np.stack([rng.permutation(v) for _ in range(3)]).reshape(PROBE_SHAPE) for v in (values, values**2 / 255)]
 
 
 def _run(processor: Any, image: np.ndarray) -> np.ndarray:
