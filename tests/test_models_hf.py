@@ -6,7 +6,6 @@ processor's post-processing directly."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -171,6 +170,7 @@ def test_family_sees_its_processors_tensor_and_gives_its_own_pipelines_masks(fol
     model = load_model("hf", folder, benchmark, "ade20k", "cpu")
     assert (model.kind, model.stride, model.label_space) == ("hf", 32, benchmark.space("ade20k"))
     assert model.output == ("scores" if family in UNIVERSAL else "logits")
+    assert model.square == (family == "dpt")
     received = []
     hook = model.module.register_forward_pre_hook(lambda _, args, kwargs: received.append(kwargs["pixel_values"].clone()),
                                                   with_kwargs=True)

@@ -36,22 +36,42 @@ def close(pixels: PixelMap, expected: PixelMap) -> None:
         (T.SegformerImageProcessorPil(), PixelMap(IMAGENET, (0, 1, 2))),
         # MobileViT: BGR, rescaled to 0..1, never normalised (its file has no do_normalize)
         (T.MobileViTImageProcessorPil(), PixelMap(Normalization((0.0,) * 3, (255.0,) * 3), (2, 1, 0))),
-        (T.MobileViTImageProcessorPil(do_flip_channel_order=False), PixelMap(Normalization((0.0,) * 3, (255.0,) * 3), (0, 1, 2))),
+        (
+            T.MobileViTImageProcessorPil(do_flip_channel_order=False),
+            PixelMap(Normalization((0.0,) * 3, (255.0,) * 3), (0, 1, 2)),
+        ),
         (T.BeitImageProcessorPil(do_reduce_labels=True), PixelMap(HALF, (0, 1, 2))),  # labels only
         (T.DPTImageProcessorPil(keep_aspect_ratio=True, ensure_multiple_of=32, do_pad=True), PixelMap(HALF, (0, 1, 2))),
         (T.MobileNetV2ImageProcessorPil(), PixelMap(HALF, (0, 1, 2))),
         (T.ConvNextImageProcessorPil(), PixelMap(HALF, (0, 1, 2))),
-        (T.BitImageProcessorPil(), PixelMap(Normalization.from_unit_scale(T.BitImageProcessorPil.image_mean,
-                                                                          T.BitImageProcessorPil.image_std), (0, 1, 2))),
+        (
+            T.BitImageProcessorPil(),
+            PixelMap(
+                Normalization.from_unit_scale(T.BitImageProcessorPil.image_mean, T.BitImageProcessorPil.image_std),
+                (0, 1, 2),
+            ),
+        ),
         (T.Mask2FormerImageProcessorPil(), PixelMap(IMAGENET, (0, 1, 2))),
         (T.MaskFormerImageProcessorPil(ignore_index=255), PixelMap(IMAGENET, (0, 1, 2))),
         (T.OneFormerImageProcessorPil(), PixelMap(IMAGENET, (0, 1, 2))),
-        (T.SegformerImageProcessorPil(do_rescale=False, image_mean=[123.675, 116.28, 103.53], image_std=[58.395, 57.12, 57.375]),
-         PixelMap(Normalization((123.675, 116.28, 103.53), (58.395, 57.12, 57.375)), (0, 1, 2))),
-        (T.SegformerImageProcessorPil(do_normalize=False), PixelMap(Normalization((0.0,) * 3, (255.0,) * 3), (0, 1, 2))),
-        (T.SegformerImageProcessorPil(do_normalize=False, do_rescale=False), PixelMap(Normalization((0.0,) * 3, (1.0,) * 3), (0, 1, 2))),
-        (T.SegformerImageProcessorPil(rescale_factor=1 / 127.5, image_mean=0.5, image_std=0.25),
-         PixelMap(Normalization((63.75,) * 3, (31.875,) * 3), (0, 1, 2))),
+        (
+            T.SegformerImageProcessorPil(
+                do_rescale=False, image_mean=[123.675, 116.28, 103.53], image_std=[58.395, 57.12, 57.375]
+            ),
+            PixelMap(Normalization((123.675, 116.28, 103.53), (58.395, 57.12, 57.375)), (0, 1, 2)),
+        ),
+        (
+            T.SegformerImageProcessorPil(do_normalize=False),
+            PixelMap(Normalization((0.0,) * 3, (255.0,) * 3), (0, 1, 2)),
+        ),
+        (
+            T.SegformerImageProcessorPil(do_normalize=False, do_rescale=False),
+            PixelMap(Normalization((0.0,) * 3, (1.0,) * 3), (0, 1, 2)),
+        ),
+        (
+            T.SegformerImageProcessorPil(rescale_factor=1 / 127.5, image_mean=0.5, image_std=0.25),
+            PixelMap(Normalization((63.75,) * 3, (31.875,) * 3), (0, 1, 2)),
+        ),
     ],
     ids=lambda v: type(v).__name__ if not isinstance(v, PixelMap) else "",
 )
@@ -66,15 +86,27 @@ def test_mobilevit_ignores_a_normalisation_in_its_file_as_its_processor_does(tmp
 
 def test_a_file_without_a_class_gets_its_model_types_processor(tmp_path):
     assert processor_pixels({}, tmp_path, "mobilevit").order == (2, 1, 0)
-    close(processor_pixels({"feature_extractor_type": "SegformerFeatureExtractor"}, tmp_path, "beit"),
-          PixelMap(IMAGENET, (0, 1, 2)))
+    close(
+        processor_pixels({"feature_extractor_type": "SegformerFeatureExtractor"}, tmp_path, "beit"),
+        PixelMap(IMAGENET, (0, 1, 2)),
+    )
 
 
 def test_settings_at_their_class_default_and_geometry_and_label_settings_are_accepted(tmp_path):
-    config = {"image_processor_type": "SegformerImageProcessor", "do_resize": True, "size": {"height": 7, "width": 9},
-              "do_center_crop": True, "crop_pct": 0.5, "size_divisor": 7, "keep_aspect_ratio": True,
-              "do_reduce_labels": True, "reduce_labels": True, "ignore_index": 255, "processor_class": "X",
-              "default_to_square": True}
+    config = {
+        "image_processor_type": "SegformerImageProcessor",
+        "do_resize": True,
+        "size": {"height": 7, "width": 9},
+        "do_center_crop": True,
+        "crop_pct": 0.5,
+        "size_divisor": 7,
+        "keep_aspect_ratio": True,
+        "do_reduce_labels": True,
+        "reduce_labels": True,
+        "ignore_index": 255,
+        "processor_class": "X",
+        "default_to_square": True,
+    }
     close(processor_pixels(config, tmp_path, "segformer"), PixelMap(IMAGENET, (0, 1, 2)))
 
 
@@ -89,7 +121,9 @@ def test_unknown_class_and_unknown_settings_are_refused(tmp_path):
     assert refusal({"image_processor_type": "VivitImageProcessor"}, tmp_path).startswith(
         f"{where}: image processor VivitImageProcessor is not one segbench can follow (known: ['BeitImageProcessor', "
     )
-    assert refusal({}, tmp_path, "sapiens2").startswith(f"{where}: image processor (none named, none known for sapiens2)")
+    assert refusal({}, tmp_path, "sapiens2").startswith(
+        f"{where}: image processor (none named, none known for sapiens2)"
+    )
     assert refusal({"image_processor_type": 3}, tmp_path) == (
         f"{where}: field 'image_processor_type' must be a class name, got 3"
     )
@@ -126,8 +160,11 @@ class StandardisingProcessor(T.SegformerImageProcessorPil):
     "processor, message",
     [
         (GreyProcessor, "GreyProcessor's output channel 0 is not a rescaled input channel"),
-        (StandardisingProcessor, "StandardisingProcessor's pixel step depends on the image; segbench applies one "
-                                 "per-channel map to every frame"),
+        (
+            StandardisingProcessor,
+            "StandardisingProcessor's pixel step depends on the image; segbench applies one "
+            "per-channel map to every frame",
+        ),
     ],
 )
 def test_a_pixel_step_that_is_not_one_per_channel_map_is_refused(tmp_path, monkeypatch, processor, message):

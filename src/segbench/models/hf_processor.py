@@ -15,7 +15,7 @@ is read off its output on the first and must reproduce its output on both (to fl
 mean and std are then the exact values of the processor's settings they match.
 A processor whose pixel step is not such a map (it mixes channels, depends on the image, changes
 the size) is refused, as are a processor class segbench does not know and a setting it cannot
-honour (`SETTINGS` says what each known setting is; any other must keep its class default).
+honour (`ROLES` says what each known setting is; any other must keep its class default).
 """
 
 from __future__ import annotations
@@ -47,16 +47,17 @@ PROCESSORS = (
 # preprocessor_config.json's settings: "pixels" are given to the processor and followed;
 # "geometry" is the benchmark's resolution rule's (turned off in the processor); "labels" acts on
 # ground-truth maps or training text only; "record" names the class.
-SETTINGS = {
-    **dict.fromkeys(("do_rescale", "rescale_factor", "do_normalize", "image_mean", "image_std",
-                     "do_flip_channel_order", "do_convert_rgb"), "pixels"),
-    **dict.fromkeys(("do_resize", "size", "resample", "default_to_square", "do_center_crop", "crop_size",
-                     "crop_pct", "do_pad", "pad_size", "size_divisor", "size_divisibility", "max_size",
-                     "ensure_multiple_of", "keep_aspect_ratio"), "geometry"),
-    **dict.fromkeys(("do_reduce_labels", "reduce_labels", "ignore_index", "num_labels", "class_info_file",
-                     "repo_path", "metadata", "num_text"), "labels"),
-    **dict.fromkeys(("image_processor_type", "feature_extractor_type", "processor_class"), "record"),
+ROLES = {
+    "pixels": ("do_rescale", "rescale_factor", "do_normalize", "image_mean", "image_std", "do_flip_channel_order",
+               "do_convert_rgb"),
+    "geometry": ("do_resize", "size", "resample", "default_to_square", "do_center_crop", "crop_size", "crop_pct",
+                 "do_pad", "pad_size", "size_divisor", "size_divisibility", "max_size", "ensure_multiple_of",
+                 "keep_aspect_ratio"),
+    "labels": ("do_reduce_labels", "reduce_labels", "ignore_index", "num_labels", "class_info_file", "repo_path",
+               "metadata", "num_text"),
+    "record": ("image_processor_type", "feature_extractor_type", "processor_class"),
 }
+SETTINGS = {key: role for role, keys in ROLES.items() for key in keys}
 _MISSING = object()
 GEOMETRY_OFF = {"do_resize": False, "do_center_crop": False, "do_pad": False}
 PROBE_SHAPE = (3, 8, 32)
@@ -89,7 +90,8 @@ def processor_pixels(config: Mapping[str, Any], path: Path, model_type: str) -> 
     for probe, output in zip(probes, outputs):
         if np.abs(_apply(fitted, probe) - output).max() > TOLERANCE * max(1.0, np.abs(output).max()):
             raise SegbenchError(
-                f"{where}: {cls.__name__}'s pixel step depends on the image; segbench applies one per-channel map to every frame"
+                f"{where}: {cls.__name__}'s pixel step depends on the image; "
+                "segbench applies one per-channel map to every frame"
             )
     return fitted
 
@@ -174,6 +176,7 @@ def _fit(probe: np.ndarray, output: np.ndarray, processor: Any, where: Path) -> 
 def _exact_candidates(processor: Any, c: int) -> tuple[list[float], list[float]]:
     """The 0..255-unit means and stds output channel c can have from the processor's own settings:
     normalised or not, rescaled or not (x * r - m) / s = (x - m / r) / (s / r)."""
+
     def channel(value: Any) -> float | None:
         values = [value] * 3 if isinstance(value, int | float) else list(value or [])
         return float(values[c]) if len(values) == 3 else None
