@@ -511,6 +511,17 @@ hf_case("unknown-model-type", lambda f: (f / "config.json").write_text(json.dump
     {**json.loads((f / "config.json").read_text()), "model_type": "bert"})), "config.json", "'bert'")
 
 
+
+def edit_processor(folder: Path, **changes) -> None:
+    path = folder / "preprocessor_config.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), **changes}))
+
+
+hf_case("processor-unknown-setting", lambda f: edit_processor(f, do_gamma=True), "preprocessor_config.json",
+        "setting 'do_gamma' = True is not one segbench can honour for SegformerImageProcessorPil")
+hf_case("processor-unknown-class", lambda f: edit_processor(f, image_processor_type="VivitImageProcessor"),
+        "preprocessor_config.json", "image processor VivitImageProcessor is not one segbench can follow")
+
 def flip_middle_byte(path: Path) -> None:
     data = bytearray(path.read_bytes())
     data[len(data) // 2] ^= 0xFF

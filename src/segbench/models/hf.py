@@ -22,11 +22,12 @@ pytorch_model.bin is read by transformers with weights_only=True; sharded .index
 either) and preprocessor_config.json. It is loaded with `local_files_only=True`: nothing is ever
 fetched.
 
-Preprocessing: only the processor's rescale and normalisation are used, converted to the 0..255
-input the adapters receive: with do_rescale the processor computes (x * rescale_factor - mean)
-/ std, i.e. (x - mean / rescale_factor) / (std / rescale_factor) on 0..255 pixels. The
-processor's resize is ignored: the benchmark's resolution rule (long side = inference size,
-padded to the stride, 32 for every family) decides the input size.
+Preprocessing: the folder's image processor decides everything but the geometry
+(segbench.models.hf_processor): its channel order, rescale and normalisation, read off the
+library's own processor class run on probe images, are applied to the 0..255 frames on the
+model's device. The processor's resize, crop and pad are replaced by the benchmark's resolution
+rule (long side = inference size, padded bottom/right to the stride, 32 for every family, with
+the value the processor's map sends to 0).
 
 Label space: the id2label names in id order, named by the caller (e.g. "ade20k" or
 "cityscapes-19", one of the benchmark's label spaces). Names are mapped into the benchmark's
@@ -46,7 +47,7 @@ import torch.nn.functional as F
 from ..core.benchmark import Benchmark
 from ..core.labels import LabelSpace
 from ..errors import SegbenchError
-from .base import Normalization, SegmentationModel, resolve_device
+from .base import SegmentationModel, resolve_device
 from .hf_folder import (
     PICKLED,
     SAFETENSORS,
@@ -54,11 +55,11 @@ from .hf_folder import (
     check_mappings,
     checked_folder,
     folder_space,
-    processor_normalization,
     read_config,
     safetensors_weights,
     semantic_types,
 )
+from .hf_processor import PixelMap, processor_pixels
 
 STRIDE = 32
 # The families whose post-processing resizes the mask logits to the input before the sigmoid.
@@ -74,7 +75,7 @@ class HFModel(SegmentationModel):
         source: Path,
         module: torch.nn.Module,
         label_space: LabelSpace,
-        normalization: Normalization,
+        pixels: PixelMap,
         device: torch.device,
         task_inputs: torch.Tensor | None = None,
     ) -> None:
@@ -82,7 +83,9 @@ class HFModel(SegmentationModel):
         self.source = source
         self.module = module.to(device).eval()
         self.label_space = label_space
-        self.normalization = normalization
+        self.normalization = pixels.normalization  # per input channel: its mean is the padding
+        # The processor's channel order (MobileViT's BGR), or None where it keeps RGB.
+        self.channel_order = None if pixels.order == (0, 1, 2) else torch.tensor(pixels.order, device=device)
         self.stride = STRIDE
         self.device = device
         self.model_type = module.config.model_type
@@ -93,6 +96,8 @@ class HFModel(SegmentationModel):
 
     def logits(self, images: torch.Tensor) -> torch.Tensor:
         pixels = self.normalization.apply(images)
+        if self.channel_order is not None:
+            pixels = pixels.index_select(1, self.channel_order)
         if self.model_type not in UNIVERSAL:
             return self.module(pixel_values=pixels).logits
         if self.task_inputs is not None:
@@ -134,12 +139,12 @@ def load_hf(
     path = Path(path)
     model_type, names = checked_folder(path)
     use_safetensors = safetensors_weights(path)
-    normalization = processor_normalization(read_config(path / "preprocessor_config.json", "preprocessor_config.json"), path)
+    pixels = processor_pixels(read_config(path / "preprocessor_config.json", "preprocessor_config.json"), path, model_type)
     space = folder_space(benchmark, label_space, names, path)
     check_mappings(benchmark, space, path)
     module = _from_pretrained(path, model_type, use_safetensors)
     task_inputs = _oneformer_task(path, module.config) if model_type == "oneformer" else None
-    return HFModel(kind, path, module, space, normalization, resolve_device(device), task_inputs)
+    return HFModel(kind, path, module, space, pixels, resolve_device(device), task_inputs)
 
 
 def load_hf_segformer(

@@ -1,13 +1,11 @@
 """A local Hugging Face segmentation folder read and checked before any weights are loaded
 (segbench.models.hf loads it): its model type among the families transformers knows, config.json's
-id2label, which weights file it holds, the processor's normalisation (converted to 0..255 input),
-and its label space with the benchmark's mappings for it.
+id2label, which weights file it holds, and its label space with the benchmark's mappings for it.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -15,14 +13,10 @@ from ..core.benchmark import Benchmark
 from ..core.labels import LabelSpace
 from ..errors import SegbenchError
 from ..records.provenance import verify_pin
-from .base import Normalization, space_from_names
+from .base import space_from_names
 
 SAFETENSORS = ("model.safetensors", "model.safetensors.index.json")
 PICKLED = ("pytorch_model.bin", "pytorch_model.bin.index.json")
-# SegformerImageProcessor's defaults (ImageNet), used for any field preprocessor_config.json leaves out.
-DEFAULT_MEAN = (0.485, 0.456, 0.406)
-DEFAULT_STD = (0.229, 0.224, 0.225)
-DEFAULT_RESCALE = 1 / 255
 # model_type -> the transformers class whose outputs are query classes and masks.
 UNIVERSAL = {
     "mask2former": "Mask2FormerForUniversalSegmentation",
@@ -94,34 +88,6 @@ def safetensors_weights(path: Path) -> bool:
     if any((path / name).is_file() for name in PICKLED):
         return False
     raise SegbenchError(f"{path}: no weights file (expected one of {list(SAFETENSORS + PICKLED)})")
-
-
-def processor_normalization(pre: dict[str, Any], path: Path) -> Normalization:
-    where = f"{path / 'preprocessor_config.json'}"
-
-    def triple(key: str, default: Sequence[float]) -> list[float]:
-        value = pre.get(key, default)
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            value = [value] * 3
-        if (
-            not isinstance(value, list | tuple)
-            or len(value) != 3
-            or not all(isinstance(v, int | float) and not isinstance(v, bool) for v in value)
-        ):
-            raise SegbenchError(f"{where}: field '{key}' must be three numbers, got {value!r}")
-        return [float(v) for v in value]
-
-    rescale = 1.0
-    if pre.get("do_rescale", True):
-        rescale = pre.get("rescale_factor", DEFAULT_RESCALE)
-        if not isinstance(rescale, int | float) or isinstance(rescale, bool) or rescale <= 0:
-            raise SegbenchError(f"{where}: field 'rescale_factor' must be a positive number, got {rescale!r}")
-    if not pre.get("do_normalize", True):
-        return Normalization((0.0, 0.0, 0.0), (1.0 / rescale,) * 3)
-    mean, std = triple("image_mean", DEFAULT_MEAN), triple("image_std", DEFAULT_STD)
-    if not all(s > 0 for s in std):
-        raise SegbenchError(f"{where}: field 'image_std' must be positive, got {std}")
-    return Normalization(tuple(m / rescale for m in mean), tuple(s / rescale for s in std))
 
 
 def folder_space(benchmark: Benchmark, name: str | None, names: list[str], path: Path) -> LabelSpace:
