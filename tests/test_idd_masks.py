@@ -94,7 +94,7 @@ def test_unknown_label_of_a_deleted_object_is_skipped():
         ({"imgWidth": 4, "imgHeight": 4}, "expected an object with a list 'objects'"),
         ({"imgWidth": 4, "imgHeight": 4, "objects": [{"label": "road"}]}, "objects/0: an object needs"),
         ({"imgWidth": 4, "imgHeight": 4, "objects": [{"label": "road", "polygon": [[0, 0], [1], [2, 2]]}]},
-         "objects/0/polygon/1: a polygon point must be [x, y] numbers"),
+         "objects/0/polygon/1: a polygon point must be [x, y] finite numbers"),
     ],
 )
 def test_malformed_json_is_named(doc, message):

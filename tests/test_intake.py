@@ -13,7 +13,7 @@ from PIL import Image
 
 from segbench.datasets.base import Frame
 from segbench.errors import SegbenchError
-from segbench.io.archives import LIMITS
+from segbench.io.limits import LIMITS
 from segbench.records.intake import check_prediction_header, open_predictions, read_prediction, same_aspect
 from segbench.records.prediction_archive import ArchivePredictions
 from segbench.records.prediction_folder import FolderPredictions

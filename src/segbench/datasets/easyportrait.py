@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from ..errors import SegbenchError
+from ..io.limits import LIMITS
 from ..io.unpacked import unpacked_root
 from .base import Frame, mark_unlabelled_splits
 from .format import DatasetFormat, FormatFinding
@@ -111,6 +112,19 @@ class Meta:
     text: str
 
 
+def _member_bytes(path: Path, archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
+    """The meta member's bytes, refused unread when it is encrypted or its stated size is above
+    LIMITS.max_text_bytes (zipfile reads a member no further than its stated size)."""
+    where = f"{path} (member {info.filename})"
+    if info.flag_bits & 0x1:
+        raise SegbenchError(f"{where}: refused: an encrypted member (the meta file ships unencrypted)")
+    if info.file_size > LIMITS.max_text_bytes:
+        raise SegbenchError(
+            f"{where}: {info.file_size} bytes uncompressed, more than the limit of {LIMITS.max_text_bytes}"
+        )
+    return archive.read(info)
+
+
 def _zip_text(path: Path) -> tuple[str, str]:
     """(source name, text) of the zip's one CSV member."""
     try:
@@ -125,8 +139,8 @@ def _zip_text(path: Path) -> tuple[str, str]:
                 raise SegbenchError(
                     f"{path}: expected one .csv member (the meta file), found {len(members)}: {shown or 'an empty zip'}"
                 )
-            data = archive.read(members[0])
-    except (zipfile.BadZipFile, OSError, EOFError, zlib.error) as exc:
+            data = _member_bytes(path, archive, archive.getinfo(members[0]))
+    except (zipfile.BadZipFile, OSError, EOFError, zlib.error, NotImplementedError) as exc:
         raise SegbenchError(f"{path}: not a readable zip ({exc})") from None
     source = f"{path} (member {members[0]})"
     try:

@@ -22,6 +22,9 @@ difference of at most one unit in the last place, and only at those rows or colu
 float32, as the matrix accumulates it. Non-finite logits are not mixed into their neighbours
 the way a dense product would.
 
+`all_finite` tells whether a frame's logits hold a NaN or an infinity (a broken model), read once
+in the helper thread that makes its mask.
+
 The argmax is over channels, first maximum on ties, a NaN counting as the maximum (the first
 NaN wins), as torch.argmax. The resize to the ground truth is fused with the argmax row by row,
 so no (C, H, W) tensor at the ground-truth size is ever made (a 150-class model at phone-photo
@@ -148,6 +151,20 @@ def _resize_argmax(x, r_low, r_high, r_wl, r_wh, c_low, c_high, c_wl, c_wh, out)
             _resized_row(x, c, r_low[i], r_high[i], r_wl[i], r_wh[i], c_low, c_high, c_wl, c_wh, row, value)
             _argmax_step(value, c, best, index)
         out[i, :] = index
+
+
+@numba.njit(nogil=True, cache=True, boundscheck=False)
+def _all_finite(flat):  # pragma: no cover - compiled
+    for k in range(flat.shape[0]):
+        if not abs(flat[k]) < np.inf:  # NaN compares false
+            return False
+    return True
+
+
+def all_finite(x: np.ndarray) -> bool:
+    """Whether every value of the float32 array x is finite (no NaN, no infinity): one read of x,
+    stopping at the first that is not, without the boolean array np.isfinite would make."""
+    return bool(_all_finite(x.reshape(-1)))
 
 
 def _window(weights, span: tuple[int, int] | None):

@@ -27,8 +27,9 @@ from ..core.labels import INVALID, LabelSpace
 from ..datasets import dataset_format
 from ..datasets.base import Frame
 from ..errors import SegbenchError
-from ..io.archives import LIMITS, refuse
+from ..io.archives import refuse
 from ..io.fileio import atomic_path
+from ..io.limits import LIMITS
 from ..io.maskio import decode_mask, image_size, png_header
 from ..records import provenance
 from ..records.intake import check_prediction_header, open_predictions, read_prediction
@@ -66,13 +67,14 @@ def export_upload(benchmark: Benchmark, frames: Sequence[Frame], dataset_id: str
         with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as upload:
             for frame in frames:
                 data = masks.read(frame)
-                header = png_header(data, masks.where(frame))
+                where = masks.where(frame)
+                header = png_header(data, where)
+                # Before any pixel is decoded: without the labels, a size is bounded by the evaluation size.
+                check_prediction_header(data, where, size or header.size, size, "the evaluation size")
                 if size is not None and header.size != size:  # the challenge's server takes 1280x720 only
-                    mask = np.asarray(Image.fromarray(decode_mask(data, masks.where(frame), "prediction"))
+                    mask = np.asarray(Image.fromarray(decode_mask(data, where, "prediction"))
                                       .resize(size, Image.Resampling.NEAREST))
                     data = png(mask)
-                else:
-                    check_prediction_header(data, masks.where(frame), header.size, None)
                 upload.writestr(frame.prediction, data)
             if size is None:
                 upload.writestr(UPLOAD_META, dataset_id + "\n")
