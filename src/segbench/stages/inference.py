@@ -21,6 +21,11 @@ input batch is decoded into pinned memory and copied without blocking, the masks
 the GPU, and only the uint8 masks come back, in one non-blocking copy per batch into pinned
 memory. Each PNG is written atomically (temp + rename); if anything fails, every output path of
 the run is removed, so an interrupted run never looks complete.
+
+A model is a stranger's program: a forward pass that raises is refused naming the model and the
+batch's frames (`forward`), and a frame whose logits hold NaN or infinity is refused naming it
+(`non_finite`), checked where its mask is made (a finisher thread's one read on CPU; a flag per
+frame made on the device and copied back with the masks), so the model's thread does no extra pass.
 """
 
 from __future__ import annotations
