@@ -73,10 +73,11 @@ def test_headers_refused():
                                                    "truth of 32x20 is 8x5")
     empty = b"\x89PNG\r\n\x1a\n" + struct.pack(">I4sIIBBBBBI", 13, b"IHDR", 0, 0, 8, 0, 0, 0, 0, 0)  # a header only
     assert refused(empty, (32, 20)).startswith("p/a.png: prediction is 0x0; the smallest accepted")
-    # with an evaluation size (IDD's 1280x720): a quarter of the smaller of it and the ground truth
-    assert refused(png(319, 180), (1920, 1080), (1280, 720)) == (
-        "p/a.png: prediction is 319x180; the smallest accepted for a ground truth of 1920x1080 is 320x180 (at least "
-        "1/4 of each side)"
+    # with an evaluation size (IDD's 1280x720) any size is resized to it: only a side of 0 is too small
+    check_prediction_header(png(16, 3), "p/a.png", (1920, 1080), (1280, 720))
+    assert refused(empty, (1920, 1080), (1280, 720)) == (
+        "p/a.png: prediction is 0x0; the smallest accepted for a ground truth of 1920x1080 is 1x1 (at least 1/4 of "
+        "each side)"
     )
     with pytest.raises(SegbenchError) as info:  # an export, without the labels: the evaluation size alone
         check_prediction_header(png(5121, 720), "p/a.png", (1280, 720), (1280, 720), "the evaluation size")

@@ -13,7 +13,8 @@ anything to disk:
 - each mask's PNG header: an 8-bit single-channel PNG (greyscale or palette) at the ground
   truth's size, or at a size the protocol resizes from (same aspect ratio; any size for a
   benchmark with an evaluation size) no larger than LIMITS.max_rescale times the ground truth
-  (or the evaluation size) on each side, and no smaller than 1/LIMITS.max_rescale of it.
+  (or the evaluation size) on each side, and (where the aspect must be kept) no smaller than
+  1/LIMITS.max_rescale of it.
 
 The limits are the settings in `LIMITS` (docs/security.md). Archives are files, so their
 checkpoint_sha256 is the SHA-256 of the archive's bytes.
@@ -75,8 +76,9 @@ def check_prediction_header(
             f"{where}: prediction is {header.width}x{header.height}; the largest accepted for {gt_name} of "
             f"{gt_size[0]}x{gt_size[1]} is {bound[0]}x{bound[1]} (at most {LIMITS.max_rescale}x each side)"
         )
-    # A rescale shrinks by at most the same factor: below it the aspect check says nothing (1x1 has every aspect).
-    least = tuple(max(1, min(r, g) // LIMITS.max_rescale) for r, g in zip(reference, gt_size))
+    # A uniform rescale shrinks by at most the same factor: below it the aspect check says nothing (1x1 has
+    # every aspect). A benchmark with an evaluation size resizes any size to it, only a side of 0 is no mask.
+    least = (1, 1) if evaluation_size else tuple(max(1, side // LIMITS.max_rescale) for side in gt_size)
     if header.width < least[0] or header.height < least[1]:
         raise SegbenchError(
             f"{where}: prediction is {header.width}x{header.height}; the smallest accepted for {gt_name} of "
