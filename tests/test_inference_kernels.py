@@ -185,6 +185,9 @@ def test_all_finite_finds_one_bad_value_anywhere(bad):
         damaged = values.copy()
         damaged[index] = bad
         assert not kernels.all_finite(damaged)
+        assert kernels.all_finite(damaged[:, :, ::2]) == (index[2] % 2 == 1)  # a strided view: the columns kept
+    with pytest.raises(ValueError, match="^all_finite: float32 values expected, got float64$"):
+        kernels.all_finite(np.zeros(3))
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")

@@ -5,9 +5,10 @@
     <data>/annotations/meta.zip               1.0: the meta file came inside annotations.zip
     <data>/meta.zip                           2.0: the meta file is a download of its own
 
-The meta file lists the frames. It is read from the zip directly (its one .csv member) or from
-meta.csv extracted beside the zip; a zip and a CSV with the same text are one meta file, two
-different ones are refused. The release is told by the columns:
+The meta file lists the frames. It is read from the zip directly (its one .csv member, refused
+unread when encrypted or larger than LIMITS.max_text_bytes) or from meta.csv extracted beside the
+zip; a zip and a CSV with the same text are one meta file, two different ones are refused. The
+release is told by the columns:
 
     1.0  attachment_id,user_id,data_hash,width,height,brightness,train,test,valid
          (the split is the one of train/test/valid that is True; valid is the val/ folder)

@@ -153,18 +153,23 @@ def _resize_argmax(x, r_low, r_high, r_wl, r_wh, c_low, c_high, c_wl, c_wh, out)
         out[i, :] = index
 
 
+FLOAT32_EXPONENT = 0x7F800000  # all exponent bits set: an infinity or a NaN
+
+
 @numba.njit(nogil=True, cache=True, boundscheck=False)
-def _all_finite(flat):  # pragma: no cover - compiled
-    for k in range(flat.shape[0]):
-        if not abs(flat[k]) < np.inf:  # NaN compares false
-            return False
-    return True
+def _non_finite_count(bits):  # pragma: no cover - compiled
+    count = 0
+    for k in range(bits.shape[0]):  # no branch: the loop vectorises (an early exit would not)
+        count += (bits[k] & FLOAT32_EXPONENT) == FLOAT32_EXPONENT
+    return count
 
 
 def all_finite(x: np.ndarray) -> bool:
-    """Whether every value of the float32 array x is finite (no NaN, no infinity): one read of x,
-    stopping at the first that is not, without the boolean array np.isfinite would make."""
-    return bool(_all_finite(x.reshape(-1)))
+    """Whether every value of the float32 array x is finite (no NaN, no infinity): one read of
+    its bits, at memory speed, without the boolean array np.isfinite would make."""
+    if x.dtype != np.float32:
+        raise ValueError(f"all_finite: float32 values expected, got {x.dtype}")
+    return _non_finite_count(np.ascontiguousarray(x).reshape(-1).view(np.uint32)) == 0
 
 
 def _window(weights, span: tuple[int, int] | None):
