@@ -8,7 +8,7 @@ import torch
 
 from model_fixtures import refused, tiny_net
 
-from segbench.models.architectures import architecture, build, known_architectures, register
+from segbench.models.architectures import architecture, build, known_architectures, meta_module, register
 
 
 def test_tiny_segnet_output_at_input_resolution():
@@ -49,3 +49,15 @@ def test_a_name_registers_once():
     with pytest.raises(ValueError, match="^architecture 'tiny-segnet' registered twice$"):
         register("tiny-segnet", stride=8)(lambda num_classes: None)
     assert known_architectures() == ["tiny-segnet"]
+
+
+def test_meta_module_counts_without_allocating_and_bounds_the_count():
+    module = meta_module("tiny-segnet", {"widths": [4, 8, 8]}, 10)
+    assert all(t.device.type == "meta" for t in module.state_dict().values())
+    # by hand: convs 3*4*9 + 4*8*9 + 8*8*9 + 16*8*9, BatchNorms 4 values a channel + a count each (28 channels),
+    # classifier 8*10 + 10
+    assert sum(t.numel() for t in module.state_dict().values()) == 108 + 288 + 576 + 1152 + 4 * 28 + 4 + 90
+    assert refused(meta_module, "tiny-segnet", {"widths": [40000, 40000, 40000]}, 10) == (
+        "architecture 'tiny-segnet' {'widths': [40000, 40000, 40000]} with 10 classes has 57602120014 parameters and "
+        "buffers, more than the limit of 2147483648"
+    )

@@ -5,7 +5,8 @@ import zipfile
 import pytest
 
 from segbench.errors import SegbenchError
-from segbench.io.archives import LIMITS, SHOWN, bad_name, is_archive, member_checks, ratio_problem, refuse, verify_model_zip
+from segbench.io.archives import SHOWN, bad_name, is_archive, member_checks, ratio_problem, refuse, verify_model_zip
+from segbench.io.limits import LIMITS
 
 
 @pytest.mark.parametrize("name, problem", [

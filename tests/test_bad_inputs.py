@@ -240,6 +240,8 @@ def truncate(path: Path) -> str:
 
 
 data_case("label-truncated", lambda d: truncate(d / "labels" / "e1.png"))
+data_case("label-idat-crc-wrong", lambda d: wrong_idat_crc(d / "labels" / "e1.png"),
+          "damaged PNG: the CRC of its IDAT chunk is wrong")
 data_case("image-truncated", lambda d: truncate(d / "images" / "e1.png"))
 
 
@@ -436,6 +438,45 @@ pt_case("normalization-bad", with_doc(lambda d: d.update(normalization={"mean": 
         "normalization")
 
 
+def zero_strides(d: dict) -> None:
+    """Every tensor one stored value repeated over its shape (torch.save keeps the strides)."""
+    d["state_dict"] = {k: v.flatten()[:1].clone().expand(v.shape) if v.dim() else v for k, v in d["state_dict"].items()}
+
+
+def widths_40000_of_zero_strides(d: dict) -> None:
+    """An 8.7 KB file of tensors shaped for widths [40000]*3: the meta-device check of shapes passes."""
+    d["arguments"] = {"widths": [40000, 40000, 40000]}
+    with torch.device("meta"):
+        d["state_dict"] = build("tiny-segnet", d["arguments"], 10).state_dict()
+    zero_strides(d)
+
+
+def overlapping_strides(d: dict) -> None:
+    weight = d["state_dict"]["stage1.0.weight"]  # (4, 3, 3, 3): 108 values, here 30 of them overlapping
+    d["state_dict"]["stage1.0.weight"] = torch.arange(30.0).as_strided(tuple(weight.shape), (3, 1, 1, 1))
+
+
+def negative_running_variance(d: dict) -> None:
+    d["state_dict"]["stage1.1.running_var"].fill_(-1.0)  # sqrt of a negative number: NaN logits
+
+
+pt_case("zero-stride-tensors", with_doc(zero_strides),
+        "state_dict refused: tensor 'stage1.0.weight' of shape (4, 3, 3, 3) has zero or overlapping strides "
+        "(0, 0, 0, 0): 108 elements from 1 stored values (and 21 more tensors)")  # 5 a stage x 4, classifier 2
+pt_case("zero-stride-tensors-shaped-for-widths-40000", with_doc(widths_40000_of_zero_strides),
+        "architecture 'tiny-segnet' {'widths': [40000, 40000, 40000]} with 10 classes has 57602120014 parameters and "
+        "buffers, more than the limit of 2147483648")
+pt_case("overlapping-strides", with_doc(overlapping_strides),
+        "state_dict refused: tensor 'stage1.0.weight' of shape (4, 3, 3, 3) has zero or overlapping strides "
+        "(3, 1, 1, 1): 108 elements from 30 stored values")
+pt_case("meta-tensors", with_doc(lambda d: d.update(state_dict={k: v.to("meta") for k, v in d["state_dict"].items()})),
+        "state_dict refused: tensor 'stage1.0.weight' is on device 'meta', not values stored in the file "
+        "(and 25 more tensors)")
+pt_case("stride-2-30", with_doc(lambda d: d.update(stride=2**30)), "field 'stride' 1073741824 is above the limit of 1024")
+pt_case("negative-running-variance", with_doc(negative_running_variance),
+        "frame d1: the model's logits hold NaN or infinite values (a broken model: its mask would be arbitrary)")
+
+
 def deflate_bomb_pt(w: World, tmp: Path) -> Path:
     path = tmp / "bomb.pt"
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as archive:
@@ -488,6 +529,27 @@ ts_case("no-metadata", lambda w, t: rezip(w, t, lambda n, b: None if n.endswith(
 ts_case("metadata-not-json", lambda w, t: rezip(w, t, lambda n, b: b"{" if n.endswith("segbench.json") else b),
         "segbench.json")
 ts_case("random-bytes", lambda w, t: write(t / "noise.ts", os.urandom(2048)))
+
+
+class RaisesOnLargeInputs(torch.nn.Module):
+    """A graph that runs on small inputs and raises on a frame at the inference size."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if x.shape[-1] > 64:
+            raise RuntimeError("this graph takes inputs of at most 64 columns")
+        return x[:, :1].repeat(1, 10, 1, 1)
+
+
+def raising_ts(w: World, tmp: Path) -> Path:
+    save_torchscript(tmp / "raises.ts", RaisesOnLargeInputs(), load_label_space("painting-vision-10"), NORM, stride=8)
+    return tmp / "raises.ts"
+
+
+ts_case("forward-raises", raising_ts, "the model failed on frame(s) d1, e1 (input 512x640): "
+        "builtins.RuntimeError: this graph takes inputs of at most 64 columns")
+ts_case("stride-2-30", lambda w, t: rezip(w, t, lambda n, b: json.dumps({**json.loads(b), "stride": 2**30}).encode()
+                                          if n.endswith("segbench.json") else b),
+        "segbench.json: field 'stride' 1073741824 is above the limit of 1024")
 
 
 # --- Hugging Face folders ----------------------------------------------------------------------
@@ -563,6 +625,41 @@ onnx_case("a-pt-file", lambda w, t: Path(shutil.copyfile(w.pt, t / "really-pt.on
 onnx_case("differs-from-dvc-pin", pinned_onnx, "bytes differ from its DVC pin")
 
 
+def onnx_graph(tmp: Path, name: str, tail: list, constants: list, stride: int = 8) -> Path:
+    """x (N, 3, H, W) -> z: its channels tiled to 10 'classes'; `tail` maps z to the output y; with
+    segbench metadata (painting-vision-10, NORM, `stride`)."""
+    from onnx import TensorProto, helper, save
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, "H", "W"])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 10, "H", "W"])
+    head = [helper.make_node("Concat", ["x", "x", "x", "x"], ["t"], axis=1),
+            helper.make_node("Slice", ["t", "start", "end", "axis"], ["z"])]
+    sliced = [helper.make_tensor(n, TensorProto.INT64, [1], [v]) for n, v in (("start", 0), ("end", 10), ("axis", 1))]
+    constants = [helper.make_tensor(n, TensorProto.FLOAT if isinstance(v[0], float) else TensorProto.INT64, [len(v)], v)
+                 for n, v in constants]
+    model = helper.make_model(helper.make_graph(head + [helper.make_node(*node) for node in tail], "g", [x], [y],
+                                                sliced + constants),
+                              opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    space = load_label_space("painting-vision-10")
+    entry = model.metadata_props.add()
+    entry.key, entry.value = "segbench", json.dumps({
+        "format": "segbench-onnx", "format_version": 1, "label_space": {"name": space.name, "classes": space.names},
+        "normalization": NORM, "stride": stride})
+    save(model, str(tmp / name))
+    return tmp / name
+
+
+onnx_case("stride-2-24", lambda w, t: onnx_graph(t, "wide.onnx", [("Identity", ["z"], ["y"])], [], stride=2**24),
+          "field 'stride' 16777216 is above the limit of 1024")
+onnx_case("multiplies-by-nan", lambda w, t: onnx_graph(t, "nan.onnx", [("Mul", ["z", "nan"], ["y"])],
+                                                       [("nan", [float("nan")])]),
+          "frame d1: the model's logits hold NaN or infinite values")
+onnx_case("fails-beyond-the-probe", lambda w, t: onnx_graph(t, "fixed.onnx", [("Reshape", ["z", "shape"], ["y"])],
+                                                            [("shape", [1, 10, 16, 16])]),
+          "the model failed on frame(s) d1, e1 (input 512x640): [ONNXRuntimeError] : 1 : FAIL : Non-zero status code "
+          "returned while running Reshape node.")
+
+
 # --- predictions folders -----------------------------------------------------------------------
 
 
@@ -632,6 +729,20 @@ preds_case("other-aspect", write_pred("e1.png", png_bytes(30, 30)), "aspect")
 preds_case("jpeg-named-png", write_pred("e1.png", b"\xff\xd8\xff\xe0" + bytes(100)), "not a PNG")
 preds_case("truncated-png", lambda w, f: truncate(f / "e1.png"), "e1.png")
 preds_case("values-outside-space", write_pred("e1.png", png_of(np.full((16, 20), 42, np.uint8))), "[42]")
+preds_case("1x1-mask", write_pred("e1.png", png_of(np.zeros((1, 1), np.uint8))),
+           "prediction is 1x1; the smallest accepted for a ground truth of 20x16 is 5x4 (at least 1/4 of each side)")
+
+
+def wrong_idat_crc(path: Path) -> str:
+    """The PNG at `path` with only its IDAT chunk's CRC changed (every pixel byte intact)."""
+    data = path.read_bytes()
+    start = data.index(b"IDAT") - 4
+    crc = start + 8 + struct.unpack(">I", data[start: start + 4])[0]
+    path.write_bytes(data[:crc] + bytes(b ^ 0xFF for b in data[crc: crc + 4]) + data[crc + 4:])
+    return path.name
+
+
+preds_case("idat-crc-wrong", lambda w, f: wrong_idat_crc(f / "e1.png"), "damaged PNG: the CRC of its IDAT chunk is wrong")
 
 
 def copy_of_the_test_split(w: World, tmp: Path) -> Path:
@@ -745,6 +856,23 @@ def _(w: World, tmp: Path) -> Run:
 @case("oneshot-inference-size-zero")
 def _(w: World, tmp: Path) -> Run:
     return oneshot_run(tmp, w.pt, "--inference-size", "0", code=2, needles=("--inference-size",), world=w)
+
+
+@case("oneshot-inference-size-200000")
+def _(w: World, tmp: Path) -> Run:
+    return oneshot_run(tmp, w.pt, "--inference-size", "200000", world=w, needles=(
+        "inference size 200000 is above the limit of 8192 (the long side a frame is resized to for the model)",))
+
+
+@case("cli-import-checkpoint-widths-40000")
+def _(w: World, tmp: Path) -> Run:
+    weights = tmp / "weights.pt"
+    torch.save(checkpoint_doc(w)["state_dict"], weights)
+    return Run("cli", ["import-checkpoint", "--weights", str(weights), "--architecture", "tiny-segnet",
+                       "--arguments", '{"widths": [40000, 40000, 40000]}', "--label-space", "painting-vision-10",
+                       "--mean", "0.5", "0.5", "0.5", "--std", "0.25", "0.25", "0.25", "--out", str(tmp / "out" / "x.pt")],
+               1, (f"{weights}: architecture 'tiny-segnet' {{'widths': [40000, 40000, 40000]}} with 10 classes has "
+                   "57602120014 parameters and buffers, more than the limit of 2147483648",))
 
 
 @case("cli-infer-batch-size-zero")
@@ -1111,6 +1239,78 @@ def _(w: World, tmp: Path) -> Forgery:
     return Forgery(Run("cli", ["export", "--dataset-manifest", str(w.manifest), "--predictions", str(folder),
                                "--out", str(tmp / "out" / "upload.zip")], 0,
                        tuple(void_warning(f, n) for f, n in counts.items())), check)
+
+
+# --- IDD and EasyPortrait files: the embedded copies, damaged ---------------------------------
+
+IDD_POLYGONS = Path("gtFine/val/104/104000_gtFine_polygons.json")
+
+
+def idd_labels_case(name: str, change: Callable[[dict], None], needle: str) -> None:
+    """`segbench idd-labels` on a copy of the embedded IDD data with one polygon file changed."""
+
+    def make(w: World, tmp: Path) -> Run:
+        data = Path(shutil.copytree(ROOT / "data-idd", tmp / "data-idd"))
+        doc = json.loads((data / IDD_POLYGONS).read_text())
+        change(doc)
+        (data / IDD_POLYGONS).write_text(json.dumps(doc))
+        return Run("cli", ["idd-labels", "--data", str(data)], 1, (f"{data / IDD_POLYGONS}: {needle}",))
+
+    case(f"idd-polygons-{name}")(make)
+
+
+idd_labels_case("img-width-200000", lambda d: d.update(imgWidth=200000),
+                "field 'imgWidth' must be from 1 to 16384, got 200000")
+idd_labels_case("nan-coordinate", lambda d: d["objects"][1]["polygon"].__setitem__(2, [float("nan"), 3]),
+                "objects/1/polygon/2: a polygon point must be [x, y] finite numbers, got [nan, 3]")
+idd_labels_case("infinite-coordinate", lambda d: d["objects"][1]["polygon"].__setitem__(0, [0, float("-inf")]),
+                "objects/1/polygon/0: a polygon point must be [x, y] finite numbers, got [0, -inf]")
+
+
+@case("export-idd-png-bomb")
+def _(w: World, tmp: Path) -> Run:
+    """A 28800x38400 mask header (1.1 GB decoded) among IDD masks: refused at the header, nothing written."""
+    frames = [f for f in json.loads((ROOT / "data-idd_manifest.json").read_text())["frames"] if f["split"] == "val"]
+    for frame in frames:
+        mask = tmp / "preds" / f"{frame['frame_id']}_gtFine_labellevel3Ids.png"
+        mask.parent.mkdir(parents=True, exist_ok=True)
+        mask.write_bytes(png_of(np.zeros((720, 1280), np.uint8)))
+    mask.write_bytes(png_bytes(28800, 38400))
+    return Run("cli", ["export", "--benchmark", "idd20k-icvgip2020", "--dataset-manifest",
+                       str(ROOT / "data-idd_manifest.json"), "--split", "val", "--predictions", str(tmp / "preds"),
+                       "--out", str(tmp / "out" / "upload.zip")], 1,
+               (f"{mask.name}: prediction is 28800x38400; the largest accepted for the evaluation size of 1280x720 is "
+                "5120x2880 (at most 4x each side)",))
+
+
+def patched_meta_zip(path: Path, flag_bits: int = 0, file_size: int | None = None) -> None:
+    """The one-member meta.zip at `path` with its member's flag bits or stated size changed in both
+    its local and its central header (zipfile reads the central one)."""
+    data = bytearray(path.read_bytes())
+    for signature, flags_at, size_at in ((b"PK\x03\x04", 6, 22), (b"PK\x01\x02", 8, 24)):
+        start = data.index(signature)
+        flags = struct.unpack("<H", data[start + flags_at: start + flags_at + 2])[0]
+        data[start + flags_at: start + flags_at + 2] = struct.pack("<H", flags | flag_bits)
+        if file_size is not None:
+            data[start + size_at: start + size_at + 4] = struct.pack("<I", file_size)
+    path.write_bytes(bytes(data))
+
+
+def easyportrait_meta_case(name: str, flag_bits: int, file_size: int | None, needle: str) -> None:
+    def make(w: World, tmp: Path) -> Run:
+        data = Path(shutil.copytree(ROOT / "data-easyportrait", tmp / "data-easyportrait"))
+        meta = data / "annotations" / "meta.zip"
+        patched_meta_zip(meta, flag_bits, file_size)
+        with zipfile.ZipFile(meta) as archive:
+            member = archive.namelist()[0]
+        return oneshot_run(tmp, ROOT / "artifacts" / "easyportrait-best.pt", "--benchmark", "easyportrait", data=data,
+                           world=w, needles=(f"{meta} (member {member}): {needle}",))
+
+    case(f"dataset-easyportrait-meta-{name}")(make)
+
+
+easyportrait_meta_case("3-gib-csv", 0, 3 << 30, f"{3 << 30} bytes uncompressed, more than the limit of {64 << 20}")
+easyportrait_meta_case("encrypted-member", 0x1, None, "refused: an encrypted member (the meta file ships unencrypted)")
 
 
 # --- the runner --------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
-"""The two memory bombs are refused cheaply: a 0.5 MB PNG prediction that decodes to 524 MB, and
-a checkpoint whose architecture arguments ask for 57.6 GB of weights. Peak RSS is measured in a
+"""The memory bombs are refused cheaply: a 0.5 MB PNG prediction that decodes to 524 MB, a
+checkpoint whose architecture arguments ask for 57.6 GB of weights, and an 8.7 KB checkpoint of
+zero-stride tensors shaped for gigabytes. Peak RSS is measured in a
 subprocess running the one-shot command (torch imported, as in a real run) and must stay under
 500 MB."""
 
@@ -73,15 +74,37 @@ def test_png_bomb_prediction_is_refused_under_500_mb(data, tmp_path):
     assert kb <= LIMIT_KB
 
 
-def test_checkpoint_asking_for_57_gb_is_refused_under_500_mb(data, tmp_path):
+HUGE = ("architecture 'tiny-segnet' {'widths': [40000, 40000, 40000]} with 10 classes has 57602120014 parameters "
+        "and buffers, more than the limit of 2147483648")
+
+
+def zero_stride_state(widths: list[int]) -> dict[str, torch.Tensor]:
+    """The architecture's state dict shaped for `widths`, every tensor one stored value repeated."""
+    with torch.device("meta"):
+        shapes = build("tiny-segnet", {"widths": widths}, 10).state_dict()
+    return {k: torch.zeros((), dtype=v.dtype).expand(v.shape) for k, v in shapes.items()}
+
+
+@pytest.mark.parametrize("widths, zero_strides, refusal", [
+    # 57.6e9 parameters asked for by the arguments: refused on the meta device, before the tensors are looked at
+    ([40000, 40000, 40000], False, HUGE),
+    ([40000, 40000, 40000], True, HUGE),
+    # 1.3e9 parameters (under the limit) in an 8.7 KB file: the first isfinite would allocate 1.3 GB
+    ([6000, 6000, 6000], True, "state_dict refused: tensor 'stage1.0.weight' of shape (6000, 3, 3, 3) has zero or "
+                               "overlapping strides (0, 0, 0, 0): 162000 elements from 1 stored values"),
+])
+def test_checkpoint_asking_for_gigabytes_is_refused_under_500_mb(data, tmp_path, widths, zero_strides, refusal):
     space = load_label_space("painting-vision-10")
     save_checkpoint(tmp_path / "tiny.pt", build("tiny-segnet", {"widths": [4, 8, 8]}, 10), "tiny-segnet",
                     {"widths": [4, 8, 8]}, space, {"mean": [0.5] * 3, "std": [0.25] * 3})
     doc = torch.load(tmp_path / "tiny.pt", weights_only=True)
-    doc["arguments"] = {"widths": [40000, 40000, 40000]}
+    doc["arguments"] = {"widths": widths}
+    if zero_strides:
+        doc["state_dict"] = zero_stride_state(widths)
     torch.save(doc, tmp_path / "hostile.pt")
+    assert not zero_strides or (tmp_path / "hostile.pt").stat().st_size < 10 << 10
     kb, code, err = peak(["--data", str(data), "--checkpoint", str(tmp_path / "hostile.pt"),
                           "--work-dir", str(tmp_path / "work")], ROOT)
-    assert code == 1 and "hostile.pt: state_dict does not match architecture 'tiny-segnet'" in err, err
-    print(f"checkpoint bomb: peak RSS {kb / 1024:.0f} MB")
+    assert code == 1 and f"hostile.pt: {refusal}" in err, err
+    print(f"checkpoint bomb {widths} (zero strides: {zero_strides}): peak RSS {kb / 1024:.0f} MB")
     assert kb <= LIMIT_KB

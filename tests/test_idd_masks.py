@@ -11,6 +11,7 @@ from idd_fixtures import box, write_polygons
 from PIL import Image
 
 from segbench.errors import SegbenchError
+from segbench.io.limits import Limits
 from segbench.protocols.idd.masks import RECORD, main, mask_of, rasterise, read_record, write_masks
 from segbench.protocols.idd.table import load_table
 
@@ -94,7 +95,15 @@ def test_unknown_label_of_a_deleted_object_is_skipped():
         ({"imgWidth": 4, "imgHeight": 4}, "expected an object with a list 'objects'"),
         ({"imgWidth": 4, "imgHeight": 4, "objects": [{"label": "road"}]}, "objects/0: an object needs"),
         ({"imgWidth": 4, "imgHeight": 4, "objects": [{"label": "road", "polygon": [[0, 0], [1], [2, 2]]}]},
-         "objects/0/polygon/1: a polygon point must be [x, y] numbers"),
+         "objects/0/polygon/1: a polygon point must be [x, y] finite numbers"),
+        ({"imgWidth": 200000, "imgHeight": 4, "objects": []}, "field 'imgWidth' must be from 1 to 16384, got 200000"),
+        ({"imgWidth": 4, "imgHeight": 0, "objects": []}, "field 'imgHeight' must be from 1 to 16384, got 0"),
+        ({"imgWidth": 4, "imgHeight": 4, "objects": [{"label": "road", "polygon": [[0, 0], [1, 1], [float("nan"), 2]]}]},
+         "objects/0/polygon/2: a polygon point must be [x, y] finite numbers, got [nan, 2]"),
+        ({"imgWidth": 4, "imgHeight": 4, "objects": [{"label": "road", "polygon": [[0, float("inf")], [1, 1], [2, 2]]}]},
+         "objects/0/polygon/0: a polygon point must be [x, y] finite numbers, got [0, inf]"),
+        ({"imgWidth": 4, "imgHeight": 4, "objects": [{"label": "road", "polygon": [[0, 0], [10**400, 1], [2, 2]]}]},
+         "objects/0/polygon/1: a polygon point must be [x, y] finite numbers, got [1000"),  # more digits than a float
     ],
 )
 def test_malformed_json_is_named(doc, message):
@@ -131,3 +140,12 @@ def test_command_line(tmp_path, capsys):
     assert f"1 level-3 masks written with Pillow {PIL.__version__}" in capsys.readouterr().out
     assert main(["--data", str(tmp_path / "none")]) == 1
     assert "data folder not found" in capsys.readouterr().err
+
+
+def test_a_polygon_file_larger_than_the_limit_is_refused_unparsed(tmp_path, monkeypatch):
+    path = write_polygons(tmp_path / "idd", "val", "12", "000123", [box("road", 0, 0, 7, 5)])
+    size = path.stat().st_size
+    monkeypatch.setattr("segbench.protocols.idd.masks.LIMITS", Limits(max_text_bytes=size - 1))
+    with pytest.raises(SegbenchError) as info:
+        mask_of(path)
+    assert str(info.value) == f"{path}: more than the limit of {size - 1} bytes"

@@ -9,10 +9,13 @@ import torch
 from inference_fixtures import FakeModel, png_bytes, random_rgb, read_png, write_frame
 from model_fixtures import make_segformer
 
+from segbench.core.model_spec import InferenceMode
 from segbench.errors import SegbenchError
+from segbench.io.limits import LIMITS
 from segbench.protocols.definitions import load_benchmark, load_label_space
 from segbench.stages.inference import run_inference
 from segbench.stages.inference_geometry import frame_geometry
+from segbench.stages.inference_modes import predict
 from segbench.models import load_model
 from segbench.models.architectures import build
 from segbench.models.checkpoint import save_checkpoint
@@ -199,3 +202,76 @@ def test_duplicate_frame_ids_and_too_many_classes(tmp_path):
         run_inference(FakeModel(3, 8, lambda x: x), [frame, frame], tmp_path / "out", 16, progress=False)
     with pytest.raises(SegbenchError, match=r"^fake-model: 256 classes do not fit a uint8 mask \(at most 255\)$"):
         run_inference(FakeModel(256, 8, lambda x: x), [frame], tmp_path / "out", 16, progress=False)
+
+
+def nan_on_frame(bad: int):
+    """Logits that are the input, with NaN for the frame whose first pixel's red value is `bad`."""
+
+    def fn(x):
+        logits = x.clone()
+        for row in range(x.shape[0]):
+            if round(float(x[row, 0, 0, 0])) == bad:
+                logits[row, 1, 3, 4] = float("nan")
+        return logits
+
+    return fn
+
+
+def uniform_frames(root, count: int):
+    """Frames whose every pixel is (i, i, i): frame i is told apart by its value."""
+    return [write_frame(root, f"f{i}", np.full((16, 16, 3), i, np.uint8)) for i in range(count)]
+
+
+@pytest.mark.parametrize("batch_size", [1, 3])
+def test_non_finite_logits_are_refused_naming_the_frame(tmp_path, batch_size):
+    frames = uniform_frames(tmp_path / "data", 3)
+    out = tmp_path / "out"
+    with pytest.raises(SegbenchError) as info:
+        run_inference(FakeModel(3, 8, nan_on_frame(1)), frames, out, 16, batch_size=batch_size, progress=False)
+    assert str(info.value) == ("fake-model: frame f1: the model's logits hold NaN or infinite values "
+                               "(a broken model: its mask would be arbitrary)")
+    assert list(out.iterdir()) == []
+
+
+@pytest.mark.parametrize("mode", [InferenceMode("slide", crop=(8, 8), stride=(8, 8)),
+                                  InferenceMode("multi-scale", scales=(1.0,), flip=True)])
+def test_non_finite_logits_are_refused_in_every_mode(tmp_path, mode):
+    frames = uniform_frames(tmp_path / "data", 2)
+    with pytest.raises(SegbenchError) as info:
+        predict(FakeModel(3, 8, nan_on_frame(1)), frames, tmp_path / "out", 16, mode, progress=False)
+    assert str(info.value).startswith("fake-model: frame f1: the model's logits hold NaN or infinite values")
+    assert list((tmp_path / "out").glob("*")) == []
+
+
+def test_a_model_that_raises_is_refused_naming_the_frames(tmp_path):
+    def fn(x):
+        if x.shape[-1] > 16:
+            raise RuntimeError("The following operation failed in the TorchScript interpreter.\nTraceback of "
+                               "TorchScript (most recent call last): ...\nbuiltins.RuntimeError: too large")
+        return x
+
+    frames = [write_frame(tmp_path / "data", f"f{i}", random_rgb(16, 24, i)) for i in range(2)]
+    with pytest.raises(SegbenchError) as info:
+        run_inference(FakeModel(3, 8, fn), frames, tmp_path / "out", 24, batch_size=2, progress=False)
+    assert str(info.value) == ("fake-model: the model failed on frame(s) f0, f1 (input 16x24): "
+                               "builtins.RuntimeError: too large")
+    with pytest.raises(SegbenchError) as info:
+        predict(FakeModel(3, 8, fn), frames[:1], tmp_path / "out", 24, InferenceMode("multi-scale", scales=(1.0,)),
+                progress=False)
+    assert str(info.value).startswith("fake-model: the model failed on frame(s) f0 (input 16x24): ")
+
+
+def test_sizes_above_the_limits_are_refused_before_decoding(tmp_path):
+    frame = write_frame(tmp_path, "f", random_rgb(16, 16, 0))
+    with pytest.raises(SegbenchError) as info:
+        run_inference(FakeModel(3, 8, lambda x: x), [frame], tmp_path / "out", LIMITS.max_inference_size + 1,
+                      progress=False)
+    assert str(info.value) == (f"inference size {LIMITS.max_inference_size + 1} is above the limit of "
+                               f"{LIMITS.max_inference_size} (the long side a frame is resized to for the model)")
+    with pytest.raises(SegbenchError) as info:
+        predict(FakeModel(3, 8, lambda x: x), [frame], tmp_path / "out", 4096, InferenceMode("multi-scale", scales=(3.0,)),
+                progress=False)
+    assert str(info.value).startswith("inference size 12288 is above the limit of 8192")
+    with pytest.raises(SegbenchError) as info:
+        run_inference(FakeModel(3, 2**30, lambda x: x), [frame], tmp_path / "out", 16, progress=False)
+    assert str(info.value) == f"fake-model: field 'stride' {2**30} is above the limit of {LIMITS.max_stride}"

@@ -165,13 +165,29 @@ def test_outputs_do_not_depend_on_the_number_of_helper_threads(tmp_path, monkeyp
 
 def test_masks_on_device_come_back_in_one_copy_per_batch():
     logits = torch.randn(3, 4, 16, 24, generator=torch.Generator().manual_seed(6))
+    logits[1, 2, 5, 7] = float("inf")  # the middle frame's logits are not finite
     same = [Geometry((16, 24), (16, 24), (16, 24), (20, 30))] * 3
     mixed = same[:2] + [Geometry((16, 24), (16, 24), (16, 24), (16, 24))]
     for geometries in (same, mixed):
-        hosts, ready = inference._masks_on_device(logits, [0, 1, 2], geometries, pin=False)
+        hosts, finite, ready = inference._masks_on_device(logits, [0, 1, 2], geometries, pin=False)
         assert ready is None
+        assert finite.tolist() == [True, False, True]
         for row, host in enumerate(hosts):
             assert torch.equal(host, device_mask(logits[row], geometries[row]))
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf")])
+def test_all_finite_finds_one_bad_value_anywhere(bad):
+    values = np.zeros((3, 5, 7), np.float32)
+    assert kernels.all_finite(values)
+    assert kernels.all_finite(np.full((2, 2), np.finfo(np.float32).max, np.float32))
+    for index in [(0, 0, 0), (1, 2, 3), (2, 4, 6)]:
+        damaged = values.copy()
+        damaged[index] = bad
+        assert not kernels.all_finite(damaged)
+        assert kernels.all_finite(damaged[:, :, ::2]) == (index[2] % 2 == 1)  # a strided view: the columns kept
+    with pytest.raises(ValueError, match="^all_finite: float32 values expected, got float64$"):
+        kernels.all_finite(np.zeros(3))
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")

@@ -4,6 +4,7 @@ PNG header checked against the ground truth's size before it is decoded."""
 from __future__ import annotations
 
 import io
+import struct
 import zipfile
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from PIL import Image
 
 from segbench.datasets.base import Frame
 from segbench.errors import SegbenchError
-from segbench.io.archives import LIMITS
+from segbench.io.limits import LIMITS
 from segbench.records.intake import check_prediction_header, open_predictions, read_prediction, same_aspect
 from segbench.records.prediction_archive import ArchivePredictions
 from segbench.records.prediction_folder import FolderPredictions
@@ -45,6 +46,8 @@ def test_headers_accepted():
     check_prediction_header(png(32, 20), "p/a.png", (32, 20), None)  # the ground truth's size
     check_prediction_header(png(64, 40), "p/a.png", (32, 20), None)  # the same aspect, twice
     check_prediction_header(png(50, 50), "p/a.png", (32, 20), (50, 50))  # any aspect with an evaluation size
+    check_prediction_header(png(8, 5), "p/a.png", (32, 20), None)  # a quarter of each side, the least accepted
+    check_prediction_header(png(120, 160), "p/a.png", (481, 641), None)  # 481 // 4 and 641 // 4
 
 
 def test_headers_refused():
@@ -61,6 +64,25 @@ def test_headers_refused():
         f"p/a.png: prediction is {32 * side}x{20 * side}; the largest accepted for a ground truth of 32x20 is "
         f"{32 * LIMITS.max_rescale}x{20 * LIMITS.max_rescale} (at most {LIMITS.max_rescale}x each side)"
     )
+    # 1x1 rounds to the aspect of anything: refused as too small, as is a side of 0
+    assert refused(png(1, 1), (640, 480)) == (
+        "p/a.png: prediction is 1x1; the smallest accepted for a ground truth of 640x480 is 160x120 (at least 1/4 of "
+        "each side)"
+    )
+    assert refused(png(7, 5), (32, 20)).startswith("p/a.png: prediction is 7x5; the smallest accepted for a ground "
+                                                   "truth of 32x20 is 8x5")
+    empty = b"\x89PNG\r\n\x1a\n" + struct.pack(">I4sIIBBBBBI", 13, b"IHDR", 0, 0, 8, 0, 0, 0, 0, 0)  # a header only
+    assert refused(empty, (32, 20)).startswith("p/a.png: prediction is 0x0; the smallest accepted")
+    # with an evaluation size (IDD's 1280x720) any size is resized to it: only a side of 0 is too small
+    check_prediction_header(png(16, 3), "p/a.png", (1920, 1080), (1280, 720))
+    assert refused(empty, (1920, 1080), (1280, 720)) == (
+        "p/a.png: prediction is 0x0; the smallest accepted for a ground truth of 1920x1080 is 1x1 (at least 1/4 of "
+        "each side)"
+    )
+    with pytest.raises(SegbenchError) as info:  # an export, without the labels: the evaluation size alone
+        check_prediction_header(png(5121, 720), "p/a.png", (1280, 720), (1280, 720), "the evaluation size")
+    assert str(info.value) == ("p/a.png: prediction is 5121x720; the largest accepted for the evaluation size of "
+                               "1280x720 is 5120x2880 (at most 4x each side)")
 
 
 def test_open_predictions_by_what_the_source_is(tmp_path):

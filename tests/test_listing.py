@@ -4,6 +4,7 @@ import pytest
 
 from segbench.datasets.listing import Columns, ListedFrame, listed_frames, parse_rows, read_listing, unsafe_stem_reason
 from segbench.errors import SegbenchError
+from segbench.io.limits import Limits
 
 COLUMNS = Columns("frame_id", "wall_id", "split")
 SPLITS = ("train", "test")
@@ -77,3 +78,15 @@ def test_read_listing_drops_a_byte_order_mark_and_names_a_missing_or_non_utf8_fi
         read_listing(path, COLUMNS, SPLITS, "the audit", header_problem)
     with pytest.raises(SegbenchError, match=r"gone\.csv: file not found \(the audit\)$"):
         read_listing(tmp_path / "gone.csv", COLUMNS, SPLITS, "the audit", header_problem)
+
+
+def test_a_listing_larger_than_the_limit_is_read_no_further(tmp_path, monkeypatch):
+    path = tmp_path / "frames.csv"
+    text = "frame_id,wall_id,split\na,w1,test\n"  # 23 + 10 bytes
+    path.write_text(text)
+    monkeypatch.setattr("segbench.datasets.listing.LIMITS", Limits(max_text_bytes=len(text)))
+    assert read_listing(path, COLUMNS, SPLITS, "the audit", header_problem) == [ListedFrame(2, "a", "w1", "test", {})]
+    path.write_text(text + "b,w2,test\n")
+    with pytest.raises(SegbenchError) as info:
+        read_listing(path, COLUMNS, SPLITS, "the audit", header_problem)
+    assert str(info.value) == f"{path}: more than the limit of 33 bytes"

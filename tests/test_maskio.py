@@ -10,7 +10,7 @@ import pytest
 from PIL import Image
 
 from segbench.errors import SegbenchError
-from segbench.io.maskio import decode_grey8_png, read_mask
+from segbench.io.maskio import decode_grey8_png, decode_mask, read_mask
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -101,15 +101,37 @@ def test_damaged_files_get_pillows_error_naming_the_file(tmp_path, values):
     truncated.write_bytes(data[: len(data) // 2])
     corrupt = tmp_path / "corrupt.png"
     corrupt.write_bytes(data[:60] + bytes(b ^ 0x5A for b in data[60:120]) + data[120:])
-    for path in (truncated, corrupt):
+    for path, message in ((truncated, "unreadable or truncated image"),
+                          (corrupt, "damaged PNG: the CRC of its IDAT chunk is wrong")):
         assert decode_grey8_png(path.read_bytes()) is None
-        with pytest.raises(SegbenchError, match=f"{path.name}: unreadable or truncated image"):
+        with pytest.raises(SegbenchError, match=f"{path.name}: {message}"):
             read_mask(path)
     with pytest.raises(SegbenchError, match="missing.png: file not found"):
         read_mask(tmp_path / "missing.png")
     jpeg = tmp_path / "mask.jpg"
     Image.fromarray(values).save(jpeg)
     np.testing.assert_array_equal(read_mask(jpeg), pillow(jpeg))  # not a PNG: Pillow decodes it
+
+
+def with_wrong_idat_crc(data: bytes) -> bytes:
+    """The PNG `data` with only its first IDAT chunk's CRC changed: every pixel byte intact."""
+    start = data.index(b"IDAT") - 4
+    (length,) = struct.unpack(">I", data[start : start + 4])
+    crc = start + 8 + length
+    return data[:crc] + bytes(b ^ 0xFF for b in data[crc : crc + 4]) + data[crc + 4 :]
+
+
+@pytest.mark.parametrize("mode", ["L", "P"])
+def test_a_png_whose_only_fault_is_its_idat_crc_is_refused(tmp_path, values, mode):
+    """libpng refuses it and Pillow (the fallback, and the decoder of palette masks) would read it
+    whole: the file is damaged, whichever part, so it is refused naming the file and the chunk."""
+    image = Image.fromarray(values) if mode == "L" else Image.fromarray(values).convert("P")
+    data = save(tmp_path, "good.png", image).read_bytes()
+    np.testing.assert_array_equal(decode_mask(data, "good.png"), np.asarray(image))
+    damaged = with_wrong_idat_crc(data)
+    with pytest.raises(SegbenchError) as info:
+        decode_mask(damaged, "damaged.png", role="prediction")
+    assert str(info.value) == "damaged.png: damaged PNG: the CRC of its IDAT chunk is wrong"
 
 
 def test_a_png_whose_header_lies_about_its_size_is_not_trusted(tmp_path, values):

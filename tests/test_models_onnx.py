@@ -149,6 +149,9 @@ def test_file_without_metadata_takes_the_config(tmp_path, benchmark):
     assert refused("onnx", path, benchmark, "ade20k", "cpu", normalization=NORM, stride=4) == (
         f"{path}: the model outputs 10 classes, but label space 'ade20k' has 150"
     )
+    assert refused("onnx", path, benchmark, "painting-vision-10", "cpu", normalization=NORM, stride=2**24) == (
+        f"{path}: field 'stride' 16777216 is above the limit of 1024"  # refused before the probe pads to it
+    )
 
 
 def test_config_that_contradicts_the_metadata(exported, benchmark):

@@ -5,9 +5,10 @@
     <data>/annotations/meta.zip               1.0: the meta file came inside annotations.zip
     <data>/meta.zip                           2.0: the meta file is a download of its own
 
-The meta file lists the frames. It is read from the zip directly (its one .csv member) or from
-meta.csv extracted beside the zip; a zip and a CSV with the same text are one meta file, two
-different ones are refused. The release is told by the columns:
+The meta file lists the frames. It is read from the zip directly (its one .csv member, refused
+unread when encrypted or larger than LIMITS.max_text_bytes) or from meta.csv extracted beside the
+zip; a zip and a CSV with the same text are one meta file, two different ones are refused. The
+release is told by the columns:
 
     1.0  attachment_id,user_id,data_hash,width,height,brightness,train,test,valid
          (the split is the one of train/test/valid that is True; valid is the val/ folder)
@@ -33,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from ..errors import SegbenchError
+from ..io.limits import LIMITS
 from ..io.unpacked import unpacked_root
 from .base import Frame, mark_unlabelled_splits
 from .format import DatasetFormat, FormatFinding
@@ -111,6 +113,19 @@ class Meta:
     text: str
 
 
+def _member_bytes(path: Path, archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
+    """The meta member's bytes, refused unread when it is encrypted or its stated size is above
+    LIMITS.max_text_bytes (zipfile reads a member no further than its stated size)."""
+    where = f"{path} (member {info.filename})"
+    if info.flag_bits & 0x1:
+        raise SegbenchError(f"{where}: refused: an encrypted member (the meta file ships unencrypted)")
+    if info.file_size > LIMITS.max_text_bytes:
+        raise SegbenchError(
+            f"{where}: {info.file_size} bytes uncompressed, more than the limit of {LIMITS.max_text_bytes}"
+        )
+    return archive.read(info)
+
+
 def _zip_text(path: Path) -> tuple[str, str]:
     """(source name, text) of the zip's one CSV member."""
     try:
@@ -125,8 +140,8 @@ def _zip_text(path: Path) -> tuple[str, str]:
                 raise SegbenchError(
                     f"{path}: expected one .csv member (the meta file), found {len(members)}: {shown or 'an empty zip'}"
                 )
-            data = archive.read(members[0])
-    except (zipfile.BadZipFile, OSError, EOFError, zlib.error) as exc:
+            data = _member_bytes(path, archive, archive.getinfo(members[0]))
+    except (zipfile.BadZipFile, OSError, EOFError, zlib.error, NotImplementedError) as exc:
         raise SegbenchError(f"{path}: not a readable zip ({exc})") from None
     source = f"{path} (member {members[0]})"
     try:

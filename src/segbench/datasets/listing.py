@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import SegbenchError
+from ..io.fileio import read_bounded
+from ..io.limits import LIMITS
 
 
 @dataclass(frozen=True)
@@ -44,9 +46,9 @@ def unsafe_stem_reason(frame_id: str) -> str | None:
 
 
 def read_text(path: Path, needed_by: str) -> str:
-    """The listing file's text (UTF-8, a byte-order mark dropped)."""
+    """The listing file's text (UTF-8, a byte-order mark dropped), at most LIMITS.max_text_bytes."""
     try:
-        return path.read_text(encoding="utf-8-sig")
+        return read_bounded(path, LIMITS.max_text_bytes).decode("utf-8-sig")
     except FileNotFoundError:
         raise SegbenchError(f"{path}: file not found ({needed_by})") from None
     except UnicodeDecodeError as exc:

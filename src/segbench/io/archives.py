@@ -1,7 +1,8 @@
 """Archives from strangers (predictions zips and tars, .pt and TorchScript zips): the limits and
 the checks made before a member is read, and the CRC of every zip member.
 
-The limits are settings (docs/security.md); a file over one is refused naming the member.
+The limits are settings (`segbench.io.limits`, docs/security.md); a file over one is refused naming
+the member.
 """
 
 from __future__ import annotations
@@ -9,25 +10,11 @@ from __future__ import annotations
 import zipfile
 import zlib
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import SegbenchError
+from .limits import LIMITS
 
-@dataclass(frozen=True)
-class Limits:
-    """What a predictions folder or archive, or a model archive, may hold (see docs/security.md)."""
-
-    max_entries: int = 200_000  # entries in an archive (files and folders)
-    max_mask_bytes: int = 64 << 20  # one mask file, as stored (uncompressed)
-    max_total_bytes: int = 16 << 30  # all of a predictions archive's entries, uncompressed
-    max_model_bytes: int = 8 << 30  # all of a .pt or TorchScript archive's members, uncompressed
-    max_ratio: int = 200  # uncompressed / compressed size of a zip entry, or of a whole tar.gz
-    max_rescale: int = 4  # a prediction's side at most this many times the ground truth's
-    max_mask_side: int = 16384  # an upload's mask side, where no ground truth is at hand to compare
-
-
-LIMITS = Limits()
 ARCHIVE_SUFFIXES = (".zip", ".tar", ".tar.gz", ".tgz")
 SHOWN = 20  # problems listed in one error
 

@@ -98,6 +98,17 @@ def write_json(path: Path, document: Any) -> None:
     atomic_write_text(path, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
 
 
+def read_bounded(path: Path, limit: int) -> bytes:
+    """A file's bytes, refused (naming it) when it holds more than `limit`: read no further than
+    that, so a huge file (or a device that never ends) costs no more memory. OSErrors are the
+    caller's to word."""
+    with open(path, "rb") as stream:
+        data = stream.read(limit + 1)
+    if len(data) > limit:
+        raise SegbenchError(f"{path}: more than the limit of {limit} bytes")
+    return data
+
+
 def read_json(path: Path, what: str = "file") -> Any:
     """A JSON document; `what` names it in the errors (e.g. "frame index (written by ...)")."""
     try:

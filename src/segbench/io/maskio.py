@@ -2,6 +2,7 @@
 
 import io
 import struct
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -104,11 +105,34 @@ WRONG_MODE = {  # what a mask of the wrong mode is told, by the role the file pl
 }
 
 
+def check_png_crcs(data: bytes, name: Path | str) -> None:
+    """Refuse a PNG any of whose chunks fails its CRC-32. libpng (the fast path) checks them;
+    Pillow does not check the image data's (IDAT), so a damaged file would be read as if intact.
+    Anything that is not a whole PNG is left to the decoder, which words its error."""
+    if data[:8] != PNG_SIGNATURE:
+        return
+    view = memoryview(data)
+    start = 8
+    while start + 12 <= len(data):
+        (length,) = struct.unpack(">I", view[start : start + 4])
+        end = start + 12 + length
+        if end > len(data):
+            return
+        kind = bytes(view[start + 4 : start + 8])
+        if zlib.crc32(view[start + 4 : end - 4]) != struct.unpack(">I", view[end - 4 : end])[0]:
+            raise SegbenchError(f"{name}: damaged PNG: the CRC of its {kind.decode('latin-1')} chunk is wrong")
+        if kind == b"IEND":
+            return
+        start = end
+
+
 def decode_mask(data: bytes, name: Path | str, role: str = "mask") -> np.ndarray:
-    """Mask bytes as an (H, W) uint8 array ('L', or 'P' read as its indices); errors name `name`."""
+    """Mask bytes as an (H, W) uint8 array ('L', or 'P' read as its indices); errors name `name`.
+    A PNG with a damaged chunk (its CRC wrong) is refused, whichever decoder reads it."""
     mask = decode_grey8_png(data)
     if mask is not None:
         return mask
+    check_png_crcs(data, name)
     image = open_image(io.BytesIO(data), name)
     if image.mode not in MASK_MODES:
         raise SegbenchError(f"{name}: " + WRONG_MODE[role].format(mode=image.mode))

@@ -18,6 +18,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..errors import SegbenchError
+from ..io.limits import LIMITS
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,21 @@ def build(name: str, arguments: Mapping[str, Any], num_classes: int) -> nn.Modul
         return arch.factory(num_classes=num_classes, **arguments)
     except (TypeError, ValueError) as exc:
         raise SegbenchError(f"architecture '{name}': bad arguments {dict(arguments)!r}: {exc}") from None
+
+
+def meta_module(name: str, arguments: Mapping[str, Any], num_classes: int) -> nn.Module:
+    """The architecture built on PyTorch's meta device (shapes, no values: nothing is allocated),
+    refused when its parameters and buffers exceed LIMITS.max_parameters, so that the real module
+    is built only at a bounded size."""
+    with torch.device("meta"):
+        module = build(name, arguments, num_classes)
+    count = sum(tensor.numel() for tensor in module.state_dict().values())
+    if count > LIMITS.max_parameters:
+        raise SegbenchError(
+            f"architecture '{name}' {dict(arguments)} with {num_classes} classes has {count} parameters and buffers, "
+            f"more than the limit of {LIMITS.max_parameters}"
+        )
+    return module
 
 
 def _conv_bn_relu(cin: int, cout: int, stride: int) -> nn.Sequential:

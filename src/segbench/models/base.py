@@ -19,6 +19,7 @@ import torch
 from ..core.benchmark import Benchmark
 from ..core.labels import LabelClass, LabelSpace
 from ..errors import SegbenchError
+from ..io.limits import LIMITS
 
 
 @dataclass(frozen=True)
@@ -101,6 +102,16 @@ class SegmentationModel(ABC):
 
     def describe(self) -> str:
         return f"{self.kind} model {self.source} ({self.label_space.name}, {self.label_space.size} classes)"
+
+
+def check_stride(stride: Any, where: str) -> int:
+    """A model's stride: a positive integer no larger than LIMITS.max_stride (inputs are padded to a
+    multiple of it, so a huge one asks for a huge input)."""
+    if not isinstance(stride, int) or isinstance(stride, bool) or stride < 1:
+        raise SegbenchError(f"{where}: field 'stride' must be a positive integer, got {stride!r}")
+    if stride > LIMITS.max_stride:
+        raise SegbenchError(f"{where}: field 'stride' {stride} is above the limit of {LIMITS.max_stride}")
+    return stride
 
 
 def resolve_device(device: str | torch.device) -> torch.device:

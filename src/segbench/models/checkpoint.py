@@ -44,7 +44,8 @@ from ..errors import SegbenchError
 from ..io.archives import verify_model_zip
 from ..records.provenance import verify_pin
 from . import architectures
-from .base import Normalization, SegmentationModel, declared_space, resolve_device
+from .base import Normalization, SegmentationModel, check_stride, declared_space, resolve_device
+from .tensors import check_tensors
 
 FORMAT = "segbench-checkpoint"
 FORMAT_VERSION = 1
@@ -157,8 +158,7 @@ def _check_architecture(doc: dict[str, Any], path: Path, space: LabelSpace) -> N
     name = doc["architecture"]
     try:
         arch = architectures.architecture(name)
-        with torch.device("meta"):
-            shapes = architectures.build(name, doc["arguments"], space.size)
+        shapes = architectures.meta_module(name, doc["arguments"], space.size)
     except SegbenchError as exc:
         raise SegbenchError(f"{path}: {exc}") from None
     if doc["stride"] % arch.stride:
@@ -216,10 +216,13 @@ def _check_fields(doc: Any, path: Path) -> None:
     for field_name, (ok, what) in expectations.items():
         if not ok:
             raise SegbenchError(f"{path}: field '{field_name}' must be {what}, got {type(doc[field_name]).__name__}")
+    check_stride(doc["stride"], str(path))
 
 
 def _check_state(module: nn.Module, state: Mapping[str, torch.Tensor], path: Path, what: str) -> None:
-    """The file's state dict must match `module` key for key and shape for shape, and be finite."""
+    """The file's state dict must hold values of its own (`tensors.check_tensors`), match `module`
+    key for key and shape for shape, and be finite."""
+    check_tensors(state, path)
     expected = module.state_dict()
     missing = [k for k in expected if k not in state]
     unexpected = [k for k in state if k not in expected]
@@ -267,7 +270,7 @@ def save_checkpoint(
     if isinstance(normalization, Normalization):
         normalization = normalization.to_file_field()
     Normalization.from_file_field(normalization, f"save_checkpoint({path})")
-    stride = arch.stride if stride is None else stride
+    stride = arch.stride if stride is None else check_stride(stride, f"save_checkpoint({path})")
     if stride % arch.stride:
         raise SegbenchError(
             f"save_checkpoint({path}): stride {stride} is not a multiple of '{architecture}''s {arch.stride}"

@@ -87,14 +87,15 @@ def import_checkpoint(
     """Write `weights` as a segbench checkpoint at `out` (atomically; nothing on any error)."""
     weights = Path(weights)
     try:
-        module = architectures.build(architecture, arguments, label_space.size)
+        shapes = architectures.meta_module(architecture, arguments, label_space.size)  # nothing allocated yet
     except SegbenchError as exc:
         raise SegbenchError(f"{weights}: {exc}") from None
     try:
-        state = strip_prefix(read_weights(weights), set(module.state_dict()), prefix)
+        state = strip_prefix(read_weights(weights), set(shapes.state_dict()), prefix)
     except SegbenchError as exc:
         raise SegbenchError(exc.args[0] if str(exc).startswith(str(weights)) else f"{weights}: {exc}") from None
-    _check_state(module, state, weights, f"architecture '{architecture}' {dict(arguments)} with {label_space.size} classes")
+    _check_state(shapes, state, weights, f"architecture '{architecture}' {dict(arguments)} with {label_space.size} classes")
+    module = architectures.build(architecture, arguments, label_space.size)  # no larger than the file's tensors
     module.load_state_dict(state, strict=True)
     source = {"imported_from": weights.name, "sha256": hashlib.sha256(weights.read_bytes()).hexdigest()}
     save_checkpoint(out, module, architecture, arguments, label_space, normalization, stride, extra=source)

@@ -32,7 +32,7 @@ from ..core.benchmark import Benchmark
 from ..core.labels import LabelSpace
 from ..errors import SegbenchError
 from ..records.provenance import verify_pin
-from .base import Normalization, SegmentationModel, declared_space, resolve_device
+from .base import Normalization, SegmentationModel, check_stride, declared_space, resolve_device
 
 FORMAT = "segbench-onnx"
 FORMAT_VERSION = 1
@@ -167,15 +167,15 @@ def load_onnx(
         _settled(doc.get("normalization"), None if normalization is None else dict(normalization), "normalization", path),
         str(path),
     )
-    step = _settled(doc.get("stride"), stride, "stride", path)
-    if not isinstance(step, int) or isinstance(step, bool) or step < 1:
-        raise SegbenchError(f"{path}: stride must be a positive integer, got {step!r}")
+    step = check_stride(_settled(doc.get("stride"), stride, "stride", path), str(path))
     resolved = resolve_device(device)
     providers = ["CPUExecutionProvider"]
     if resolved.type == "cuda" and "CUDAExecutionProvider" in onnxruntime.get_available_providers():
         providers.insert(0, ("CUDAExecutionProvider", {"device_id": resolved.index or 0}))
+    options = onnxruntime.SessionOptions()
+    options.log_severity_level = 3  # its failures are reported as errors naming the file, not logged besides
     try:
-        session = onnxruntime.InferenceSession(proto.SerializeToString(), providers=providers)
+        session = onnxruntime.InferenceSession(proto.SerializeToString(), options, providers=providers)
     except Exception as exc:  # onnxruntime's Fail/InvalidGraph/NotImplemented
         raise SegbenchError(f"{path}: onnxruntime cannot run this model: {str(exc).splitlines()[0]}") from None
     _check_classes(session, space, step, path)

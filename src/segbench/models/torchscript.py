@@ -31,7 +31,7 @@ from ..core.labels import LabelSpace
 from ..errors import SegbenchError
 from ..io.archives import verify_model_zip
 from ..records.provenance import verify_pin
-from .base import Normalization, SegmentationModel, declared_space, resolve_device
+from .base import Normalization, SegmentationModel, check_stride, declared_space, resolve_device
 
 METADATA = "segbench.json"
 FORMAT = "segbench-torchscript"
@@ -146,9 +146,7 @@ def _metadata(raw: Any, path: Path) -> dict[str, Any]:
         )
     if not isinstance(meta["label_space"], dict):
         raise SegbenchError(f"{where}: field 'label_space' must be {{'name': ..., 'classes': [...]}}")
-    stride = meta["stride"]
-    if not isinstance(stride, int) or isinstance(stride, bool) or stride <= 0:
-        raise SegbenchError(f"{where}: field 'stride' must be a positive integer, got {stride!r}")
+    check_stride(meta["stride"], where)
     return meta
 
 

@@ -13,7 +13,8 @@ anything to disk:
 - each mask's PNG header: an 8-bit single-channel PNG (greyscale or palette) at the ground
   truth's size, or at a size the protocol resizes from (same aspect ratio; any size for a
   benchmark with an evaluation size) no larger than LIMITS.max_rescale times the ground truth
-  (or the evaluation size) on each side.
+  (or the evaluation size) on each side, and (where the aspect must be kept) no smaller than
+  1/LIMITS.max_rescale of it.
 
 The limits are the settings in `LIMITS` (docs/security.md). Archives are files, so their
 checkpoint_sha256 is the SHA-256 of the archive's bytes.
@@ -28,7 +29,8 @@ import numpy as np
 
 from ..datasets.base import Frame
 from ..errors import SegbenchError
-from ..io.archives import ARCHIVE_SUFFIXES, LIMITS, is_archive
+from ..io.archives import ARCHIVE_SUFFIXES, is_archive
+from ..io.limits import LIMITS
 from ..io.maskio import decode_mask, png_header
 from .prediction_archive import ArchivePredictions
 from .prediction_folder import FolderPredictions
@@ -53,10 +55,12 @@ def open_predictions(source: Path, frames: Sequence[Frame], exact: bool = True) 
 
 
 def check_prediction_header(
-    data: bytes, where: str, gt_size: tuple[int, int], evaluation_size: tuple[int, int] | None
+    data: bytes, where: str, gt_size: tuple[int, int], evaluation_size: tuple[int, int] | None,
+    gt_name: str = "a ground truth",
 ) -> None:
     """Refuse a mask whose PNG header is not 8-bit single channel or whose size the protocol does
-    not resize from, before decoding it. Sizes are (width, height)."""
+    not resize from, before decoding it. Sizes are (width, height); `gt_name` says in the errors
+    what `gt_size` is the size of."""
     header = png_header(data, where)
     if not header.single_channel_8bit:
         raise SegbenchError(
@@ -67,15 +71,23 @@ def check_prediction_header(
         return
     reference = evaluation_size or gt_size
     bound = (LIMITS.max_rescale * max(reference[0], gt_size[0]), LIMITS.max_rescale * max(reference[1], gt_size[1]))
+    if header.width > bound[0] or header.height > bound[1]:
+        raise SegbenchError(
+            f"{where}: prediction is {header.width}x{header.height}; the largest accepted for {gt_name} of "
+            f"{gt_size[0]}x{gt_size[1]} is {bound[0]}x{bound[1]} (at most {LIMITS.max_rescale}x each side)"
+        )
+    # A uniform rescale shrinks by at most the same factor: below it the aspect check says nothing (1x1 has
+    # every aspect). A benchmark with an evaluation size resizes any size to it, only a side of 0 is no mask.
+    least = (1, 1) if evaluation_size else tuple(max(1, side // LIMITS.max_rescale) for side in gt_size)
+    if header.width < least[0] or header.height < least[1]:
+        raise SegbenchError(
+            f"{where}: prediction is {header.width}x{header.height}; the smallest accepted for {gt_name} of "
+            f"{gt_size[0]}x{gt_size[1]} is {least[0]}x{least[1]} (at least 1/{LIMITS.max_rescale} of each side)"
+        )
     if evaluation_size is None and not same_aspect(header.size, gt_size):
         raise SegbenchError(
             f"{where}: prediction is {header.width}x{header.height} but the ground truth is "
             f"{gt_size[0]}x{gt_size[1]}: not the same aspect ratio, so it cannot be resized to it"
-        )
-    if header.width > bound[0] or header.height > bound[1] or 0 in header.size:
-        raise SegbenchError(
-            f"{where}: prediction is {header.width}x{header.height}; the largest accepted for a ground truth of "
-            f"{gt_size[0]}x{gt_size[1]} is {bound[0]}x{bound[1]} (at most {LIMITS.max_rescale}x each side)"
         )
 
 

@@ -14,7 +14,8 @@ from pathlib import Path, PurePosixPath
 
 from ..datasets.base import Frame
 from ..errors import SegbenchError
-from ..io.archives import LIMITS, bad_name, member_checks, ratio_problem
+from ..io.archives import bad_name, member_checks, ratio_problem
+from ..io.limits import LIMITS
 from .predictions import Predictions, folders_of
 
 UPLOAD_META = "dataset_id.txt"  # an upload's record of the dataset it was made for (uploads.py)

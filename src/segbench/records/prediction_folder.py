@@ -10,7 +10,7 @@ from pathlib import Path, PurePosixPath
 
 from ..datasets.base import Frame
 from ..errors import SegbenchError
-from ..io.archives import LIMITS
+from ..io.limits import LIMITS
 from .predictions import Predictions, folders_of
 
 

@@ -21,6 +21,11 @@ input batch is decoded into pinned memory and copied without blocking, the masks
 the GPU, and only the uint8 masks come back, in one non-blocking copy per batch into pinned
 memory. Each PNG is written atomically (temp + rename); if anything fails, every output path of
 the run is removed, so an interrupted run never looks complete.
+
+A model is a stranger's program: a forward pass that raises is refused naming the model and the
+batch's frames (`forward`), and a frame whose logits hold NaN or infinity is refused naming it
+(`non_finite`), checked where its mask is made (a finisher thread's one read on CPU; a flag per
+frame made on the device and copied back with the masks), so the model's thread does no extra pass.
 """
 
 from __future__ import annotations
@@ -39,7 +44,7 @@ from ..datasets.base import Frame
 from ..errors import SegbenchError
 from ..io.fileio import partial_path
 from ..io.maskio import read_rgb, write_mask
-from ..models.base import SegmentationModel
+from ..models.base import SegmentationModel, check_stride
 from . import inference_kernels as kernels
 from .inference_geometry import Geometry, frame_geometry, make_batches
 from .inference_resize import device_mask, mask_from_array
@@ -49,14 +54,6 @@ PREFETCH = 2  # batches decoded ahead of the model
 LOAD_THREADS = 1  # threads decoding and resizing them on CPU (PREFETCH when the model runs elsewhere)
 FINISH_AHEAD = 1  # batches whose masks are made and written while the model runs the next
 FINISH_THREADS = 2  # threads making masks and writing PNGs
-
-
-
-
-
-
-
-
 
 
 def load_input(frame: Frame, geometry: Geometry) -> torch.Tensor:
@@ -82,16 +79,28 @@ def collate(
     return batch
 
 
+def forward(model: SegmentationModel, batch: torch.Tensor, frames: Sequence[Frame]) -> torch.Tensor:
+    """The model's logits of a batch of `frames`, their shape checked; a model that fails (a
+    TorchScript graph that raises, an ONNX graph that cannot run at this size) is refused naming
+    the model and the frames, not with its own traceback."""
+    try:
+        logits = model.logits(batch)
+    except SegbenchError:
+        raise
+    except Exception as exc:  # a stranger's program: torch.jit, onnxruntime and torch raise their own types
+        # The last line says what failed (TorchScript puts its own traceback before it).
+        detail = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
+        shape = "x".join(str(side) for side in batch.shape[2:])
+        raise SegbenchError(f"{model.source}: the model failed on frame(s) {', '.join(f.frame_id for f in frames)} "
+                            f"(input {shape}): {detail}") from None
+    check_logits(logits, model, batch)
+    return logits
 
 
-
-
-
-
-
-
-
-
+def non_finite(model: SegmentationModel, frame: Frame) -> SegbenchError:
+    """The refusal of a frame whose logits hold NaN or infinity (it would be scored as some class)."""
+    return SegbenchError(f"{model.source}: frame {frame.frame_id}: the model's logits hold NaN or infinite values "
+                         "(a broken model: its mask would be arbitrary)")
 
 
 def check_logits(logits: torch.Tensor, model: SegmentationModel, batch: torch.Tensor) -> None:
@@ -143,6 +152,7 @@ def check_request(model: SegmentationModel, frames: Sequence[Frame], inference_s
         )
     if inference_size < 1 or batch_size < 1:
         raise SegbenchError(f"inference size ({inference_size}) and batch size ({batch_size}) must be positive")
+    check_stride(model.stride, str(model.source))
     seen: dict[str, str] = {}
     for frame in frames:
         name = Path(frame.prediction)
@@ -157,27 +167,39 @@ def check_request(model: SegmentationModel, frames: Sequence[Frame], inference_s
         seen[frame.prediction] = frame.frame_id
 
 
-def _finish_on_cpu(logits: np.ndarray, geometry: Geometry, path: Path) -> None:
-    """A helper thread's share of one frame: its mask from its logits, then the PNG."""
+def _finish_on_cpu(model: SegmentationModel, frame: Frame, logits: np.ndarray, geometry: Geometry, path: Path) -> None:
+    """A helper thread's share of one frame: its logits checked finite, its mask from them, the PNG."""
+    if not kernels.all_finite(logits):
+        raise non_finite(model, frame)
     write_mask(path, mask_from_array(logits, geometry))
 
 
-def _finish_on_device(ready: torch.cuda.Event | None, mask: torch.Tensor, path: Path) -> None:
-    """Write a mask whose copy to (pinned) host memory was queued before `ready` was recorded."""
+def _finish_on_device(
+    model: SegmentationModel, frame: Frame, ready: torch.cuda.Event | None, mask: torch.Tensor, finite: torch.Tensor,
+    path: Path,
+) -> None:
+    """Write a mask whose copy to (pinned) host memory, with its logits' finiteness, was queued
+    before `ready` was recorded."""
     if ready is not None:
         ready.synchronize()
+    if not bool(finite):
+        raise non_finite(model, frame)
     write_mask(path, mask.numpy())
 
 
 def _masks_on_device(
     logits: torch.Tensor, indices: Sequence[int], geometries: Sequence[Geometry], pin: bool
-) -> tuple[list[torch.Tensor], torch.cuda.Event | None]:
-    """The batch's uint8 masks, made on the device and queued for copying to host memory.
+) -> tuple[list[torch.Tensor], torch.Tensor, torch.cuda.Event | None]:
+    """The batch's uint8 masks, made on the device and queued for copying to host memory, with
+    each frame's flag that its logits are finite.
 
-    Only the masks cross to the host (one byte a pixel): frames with one ground-truth size (the
-    usual case) in one copy, into pinned memory without blocking when `pin`; the returned event
-    marks their arrival (None: already there).
+    Only the masks and the flags cross to the host (one byte a pixel, one a frame): frames with
+    one ground-truth size (the usual case) in one copy, into pinned memory without blocking when
+    `pin`; the returned event marks their arrival (None: already there). Nothing here waits for
+    the device: the finisher that writes a frame's mask reads its flag.
     """
+    finite = torch.empty(len(indices), dtype=torch.bool, pin_memory=pin)
+    finite.copy_(torch.isfinite(logits).flatten(1).all(dim=1), non_blocking=pin)
     masks = [device_mask(logits[row], geometries[index]) for row, index in enumerate(indices)]
     if len({tuple(m.shape) for m in masks}) == 1:
         stacked = torch.stack(masks)
@@ -192,7 +214,7 @@ def _masks_on_device(
     if pin:
         ready = torch.cuda.Event()
         ready.record()
-    return hosts, ready
+    return hosts, finite, ready
 
 
 _OPENMP = "parallel backend: OpenMP" in torch.__config__.parallel_info()
@@ -262,19 +284,20 @@ def run_inference(
                 batch = loads.popleft().result()
                 indices = loading.popleft()
                 batch = batch.to(model.device, non_blocking=pin)
-                logits = model.logits(batch)
-                check_logits(logits, model, batch)
+                logits = forward(model, batch, [frames[index] for index in indices])
                 if on_cpu:
                     array = logits.float().numpy()  # the finishers use no torch (no second intra-op pool)
                     tasks = [
-                        finisher.submit(_finish_on_cpu, array[row], geometries[index], outputs[index])
+                        finisher.submit(_finish_on_cpu, model, frames[index], array[row], geometries[index],
+                                        outputs[index])
                         for row, index in enumerate(indices)
                     ]
                 else:
-                    hosts, ready = _masks_on_device(logits, indices, geometries, pin)
+                    hosts, finite, ready = _masks_on_device(logits, indices, geometries, pin)
                     tasks = [
-                        finisher.submit(_finish_on_device, ready, host, outputs[index])
-                        for host, index in zip(hosts, indices)
+                        finisher.submit(_finish_on_device, model, frames[index], ready, host, finite[row],
+                                        outputs[index])
+                        for row, (host, index) in enumerate(zip(hosts, indices))
                     ]
                 del logits, batch
                 finishing.append(tasks)

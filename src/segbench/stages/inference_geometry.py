@@ -20,6 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..datasets.base import Frame
+from ..errors import SegbenchError
+from ..io.limits import LIMITS
 from ..io.maskio import image_size
 
 
@@ -48,7 +50,11 @@ def padded_size(height: int, width: int, stride: int, square: bool = False) -> t
 
 
 def frame_geometry(frame: Frame, inference_size: int, stride: int, square: bool = False) -> Geometry:
-    """Sizes of one frame; `stride` 1 means no padding; `square` pads both sides to the long one."""
+    """Sizes of one frame; `stride` 1 means no padding; `square` pads both sides to the long one.
+    An inference size above LIMITS.max_inference_size is refused before anything is decoded."""
+    if inference_size > LIMITS.max_inference_size:
+        raise SegbenchError(f"inference size {inference_size} is above the limit of {LIMITS.max_inference_size} "
+                            "(the long side a frame is resized to for the model)")
     width, height = image_size(frame.image)
     # The ground truth's size; an unlabelled frame (to be exported) keeps its image's.
     target_width, target_height = image_size(frame.label) if frame.labelled else (width, height)

@@ -42,7 +42,7 @@ from ..datasets.base import Frame
 from ..io.fileio import partial_path
 from ..io.maskio import write_mask
 from ..models.base import SegmentationModel
-from .inference import check_logits, check_request, collate, load_input, run_inference
+from .inference import check_request, collate, forward, load_input, non_finite, run_inference
 from .inference_geometry import Geometry, frame_geometry, padded_size
 from .inference_resize import bilinear, mask_from_array
 
@@ -94,14 +94,15 @@ def windows(height: int, width: int, crop: tuple[int, int], stride: tuple[int, i
     return placed
 
 
-def window_logits(model: SegmentationModel, crops: list[torch.Tensor], stride: int) -> list[torch.Tensor]:
-    """Logits (C, h, w) of each (3, h, w) crop (all of one size): padded to the stride, run as one
-    batch, resized to the padded size and cropped."""
+def window_logits(model: SegmentationModel, frame: Frame, crops: list[torch.Tensor], stride: int) -> list[torch.Tensor]:
+    """Logits (C, h, w) of each (3, h, w) crop of `frame` (all of one size): padded to the stride,
+    run as one batch, checked finite, resized to the padded size and cropped."""
     height, width = crops[0].shape[1:]
     padded = padded_size(height, width, stride, model.square)
     batch = collate(crops, padded, model.pad_value, pin=False).to(model.device)
-    logits = model.logits(batch)
-    check_logits(logits, model, batch)
+    logits = forward(model, batch, [frame])
+    if not bool(torch.isfinite(logits).all()):
+        raise non_finite(model, frame)
     return [
         (row[:, :height, :width] if tuple(row.shape[1:]) == padded else bilinear(row, padded, (0, height), (0, width)))
         for row in logits.float()
@@ -120,7 +121,7 @@ def slide_mask(
     for start in range(0, len(placed), batch_size):
         chunk = placed[start : start + batch_size]
         crops = [image[:, top:bottom, left:right] for top, bottom, left, right in chunk]
-        for (top, bottom, left, right), logits in zip(chunk, window_logits(model, crops, stride)):
+        for (top, bottom, left, right), logits in zip(chunk, window_logits(model, frame, crops, stride)):
             total[:, top:bottom, left:right] += logits
             count[:, top:bottom, left:right] += 1
     averaged = (total / count).cpu().numpy()
@@ -143,7 +144,7 @@ def multi_scale_mask(model: SegmentationModel, frame: Frame, size: int, stride: 
     for scale, mirrored in views:
         geometry = frame_geometry(frame, max(1, round(scale * size)), stride, model.square)
         image = load_input(frame, geometry)
-        [logits] = window_logits(model, [image.flip(-1) if mirrored else image], stride)
+        [logits] = window_logits(model, frame, [image.flip(-1) if mirrored else image], stride)
         if mirrored:
             logits = unmirrored(logits, mirror)
         scores = logits if geometry.target == geometry.input else bilinear(logits, geometry.target)

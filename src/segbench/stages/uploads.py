@@ -33,8 +33,9 @@ from ..core.labels import INVALID, LabelSpace
 from ..datasets import dataset_format
 from ..datasets.base import Frame
 from ..errors import SegbenchError
-from ..io.archives import LIMITS, refuse
+from ..io.archives import refuse
 from ..io.fileio import atomic_path
+from ..io.limits import LIMITS
 from ..io.maskio import PngHeader, decode_mask, image_size, png_header
 from ..records import provenance
 from ..records.intake import check_prediction_header, open_predictions, read_prediction
@@ -106,10 +107,12 @@ def export_upload(benchmark: Benchmark, frames: Sequence[Frame], dataset_id: str
         with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as upload:
             for frame in frames:
                 data = masks.read(frame)
-                header = bounded_header(data, masks.where(frame))
-                if size is None or header.size == size:
-                    check_prediction_header(data, masks.where(frame), header.size, None)
-                mask = decode_mask(data, masks.where(frame), "prediction")
+                where = masks.where(frame)
+                # Before any pixel is decoded: without the labels, a size is bounded by the evaluation size
+                # where the benchmark has one, else by the bound on a side.
+                header = png_header(data, where) if size else bounded_header(data, where)
+                check_prediction_header(data, where, size or header.size, size, "the evaluation size")
+                mask = decode_mask(data, where, "prediction")
                 if size is not None and header.size != size:  # the challenge's server takes 1280x720 only
                     mask = np.asarray(Image.fromarray(mask).resize(size, Image.Resampling.NEAREST))
                     data = png(mask)

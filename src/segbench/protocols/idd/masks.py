@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -32,7 +33,8 @@ from PIL import Image, ImageDraw
 
 from ... import __version__
 from ...errors import SegbenchError
-from ...io.fileio import atomic_write_text, sha256_file
+from ...io.fileio import atomic_write_text, read_bounded, sha256_file
+from ...io.limits import LIMITS
 from ...io.maskio import write_mask
 from ...io.parallel import workers
 from .layout import dataset_root
@@ -64,13 +66,19 @@ def level3_value(table: LabelTable, name: str, where: str) -> int:
     return label.level3
 
 
+def _finite(value: Any) -> bool:
+    """A number a polygon may hold: an int or a float, not NaN or infinite, not beyond a float."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an integer of more digits than a float holds (Pillow refuses it untidily)
+        return False
+
+
 def _point(value: Any, where: str) -> tuple[float, float]:
-    if (
-        not isinstance(value, list)
-        or len(value) != 2
-        or not all(isinstance(v, int | float) and not isinstance(v, bool) for v in value)
-    ):
-        raise SegbenchError(f"{where}: a polygon point must be [x, y] numbers, got {value!r}")
+    if not isinstance(value, list) or len(value) != 2 or not all(_finite(v) for v in value):
+        raise SegbenchError(f"{where}: a polygon point must be [x, y] finite numbers, got {value!r}")
     return (value[0], value[1])  # ints stay ints, floats stay floats: Pillow rounds them its own way
 
 
@@ -81,8 +89,8 @@ def _size(doc: dict[str, Any], key: str, where: str) -> int:
         raise SegbenchError(f"{where}: field '{key}' is missing") from None
     except (TypeError, ValueError):
         raise SegbenchError(f"{where}: field '{key}' must be an integer, got {doc[key]!r}") from None
-    if value < 1:
-        raise SegbenchError(f"{where}: field '{key}' must be positive, got {value}")
+    if not 1 <= value <= LIMITS.max_mask_side:
+        raise SegbenchError(f"{where}: field '{key}' must be from 1 to {LIMITS.max_mask_side}, got {value}")
     return value
 
 
@@ -104,10 +112,13 @@ def rasterise(doc: Any, table: LabelTable, where: str) -> np.ndarray:
 
 
 def read_polygons(path: Path) -> Any:
+    """A polygon file's JSON, at most LIMITS.max_text_bytes."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(read_bounded(path, LIMITS.max_text_bytes).decode("utf-8"))
     except FileNotFoundError:
         raise SegbenchError(f"{path}: file not found") from None
+    except OSError as exc:
+        raise SegbenchError(f"{path}: cannot read: {exc.strerror}") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise SegbenchError(f"{path}: not a JSON polygon file ({exc})") from None
 
