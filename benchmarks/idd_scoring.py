@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/idd_scoring.py [--frames 4000] [--pool 40]
 
 `--frames` ground-truth/prediction pairs at 1920x1080 (27 values 0..26 and 255, drawn shapes:
-masks.py), hard-linked from `--pool` distinct pairs, are scored as the benchmark defines it: both
+masks.py), copied from `--pool` distinct pairs, are scored as the benchmark defines it: both
 masks resized to 1280x720 with Pillow NEAREST, level-3/2/1 reports computed from the counts.
 The reference is the official evaluator's algorithm (docs/protocols/idd20k-icvgip2020.md: Pillow
 decode, Pillow NEAREST resize, then a Python loop zipping the flattened arrays and adding
@@ -25,7 +25,7 @@ import numpy as np
 from PIL import Image
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from masks import linked_frames, mask_pairs  # noqa: E402
+from masks import copied_frames, mask_pairs  # noqa: E402
 from timing import machine  # noqa: E402
 
 from segbench.core.evaluation import evaluate  # noqa: E402
@@ -68,7 +68,7 @@ def main() -> int:
     args = parser.parse_args()
 
     pool = mask_pairs(args.cache, args.pool, 1920, 1080, classes=MISC + 1)
-    pairs = linked_frames(pool, args.frames, args.cache)
+    pairs = copied_frames(pool, args.frames, args.cache)
     frames = [Frame(f"{i:06d}", "drive", "test", gt, gt, prediction=pred.name) for i, (gt, pred) in enumerate(pairs)]
     benchmark = load_benchmark("idd20k-icvgip2020")
     assert benchmark.evaluation_size == SIZE
@@ -104,7 +104,7 @@ def main() -> int:
     level3 = reports["level3"]["mIoU"]
     reference_miou = float(np.mean(reference_level3_iou(reference_split)))
 
-    print(f"IDD scoring: {args.frames} pairs of 1920x1080 masks (hard-linked from {len(pool)} distinct pairs), "
+    print(f"IDD scoring: {args.frames} pairs of 1920x1080 masks (copied from {len(pool)} distinct pairs), "
           f"resized to 1280x720, levels 3/2/1")
     print(f"machine: {machine()}\n")
     print(f"segbench (decode, resize, count, all reports), all cores: {ours_seconds:.2f} s "

@@ -5,7 +5,7 @@
 The pipeline is `segbench.stages.inference.run_inference`, the function the `segbench infer` step
 (segbench.steps.inference.infer) calls, with the arguments it passes: real image files of a configured dataset
 (the embedded default's Painting Vision frames in `data/` unless told otherwise), read through
-the dataset's own reader from a temporary copy (hard links; the source frames are repeated to
+the dataset's own reader from a temporary copy (real copies; the source frames are repeated to
 reach --frames), decoded, resized to the benchmark's inference size, batched, run through the
 model, resized to the ground-truth size, argmaxed and written as PNGs.
 
@@ -54,6 +54,9 @@ import torch
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))  # run from a checkout without installing
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+from copies import copy_file  # noqa: E402
 
 from segbench.core.model_spec import ModelSpec  # noqa: E402
 from segbench.models import load_model  # noqa: E402
@@ -96,10 +99,7 @@ def repeated_dataset(source_frames, root: Path, count: int) -> None:
             (frame.image, root / "images" / f"{frame_id}{frame.image.suffix}"),
             (frame.label, root / "labels" / f"{frame_id}.png"),
         ):
-            try:
-                os.link(src, dst)
-            except OSError:
-                shutil.copyfile(src, dst)
+            copy_file(src, dst)
         rows.append((frame_id, f"w{i // 4:03d}", "test"))
     with open(root / "frames.csv", "w", newline="") as f:
         writer = csv.writer(f, lineterminator="\n")

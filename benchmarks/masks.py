@@ -3,16 +3,21 @@
 Ground truth: a background class and ~40 filled ellipses, rectangles and polygons of classes
 0..classes-1, plus a few void (255) shapes covering a few percent of the frame. Prediction: the
 same shapes drawn again with a jitter of a few pixels, some of them with a wrong class, no void.
-Files are written once into a cache folder and reused (the name says size, count and seed).
+Files are written once into a cache folder and reused (the name says size, count and seed); larger
+frame counts are real copies of a pool of pairs (copied_frames), never hard links, which the
+predictions intake refuses.
 """
 
 from __future__ import annotations
 
-import os
+import sys
 from pathlib import Path
 
 import numpy as np
 from PIL import Image, ImageDraw
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from copies import copy_file, single_file  # noqa: E402
 
 VOID = 255
 
@@ -52,29 +57,34 @@ def mask_pair(rng: np.random.Generator, width: int, height: int, classes: int) -
 
 
 def mask_pairs(folder: Path, pairs: int, width: int, height: int, classes: int = 27, seed: int = 0) -> list[tuple[Path, Path]]:
-    """`pairs` (ground truth, prediction) PNG paths under `folder`, drawn on first use."""
+    """`pairs` (ground truth, prediction) PNG paths under `folder`, drawn on first use.
+
+    A cached file with other names (hard links left by an older version of these benchmarks) is
+    drawn again under a fresh inode, so no benchmark ever feeds the intake a linked file.
+    """
     root = folder / f"{width}x{height}-{classes}c-seed{seed}"
     paths = [(root / "gt" / f"{i:05d}.png", root / "pred" / f"{i:05d}.png") for i in range(pairs)]
-    missing = [i for i, (g, p) in enumerate(paths) if not (g.is_file() and p.is_file())]
+    missing = [i for i, (g, p) in enumerate(paths) if not (single_file(g) and single_file(p))]
     if missing:
         (root / "gt").mkdir(parents=True, exist_ok=True)
         (root / "pred").mkdir(parents=True, exist_ok=True)
         for i in missing:
             gt, pred = mask_pair(np.random.default_rng([seed, i]), width, height, classes)
-            gt.save(paths[i][0])
-            pred.save(paths[i][1])
+            for image, path in zip((gt, pred), paths[i]):
+                path.unlink(missing_ok=True)  # saving over a linked name would write through the link
+                image.save(path)
     return paths
 
 
-def linked_frames(pool: list[tuple[Path, Path]], frames: int, folder: Path) -> list[tuple[Path, Path]]:
-    """`frames` distinct file names hard-linked to the pool's pairs in turn (no extra disk)."""
-    root = folder / f"linked-{frames}-from-{len(pool)}-{pool[0][0].parent.parent.name}"
+def copied_frames(pool: list[tuple[Path, Path]], frames: int, folder: Path) -> list[tuple[Path, Path]]:
+    """`frames` distinct files copying the pool's pairs in turn, made once and reused."""
+    root = folder / f"copied-{frames}-from-{len(pool)}-{pool[0][0].parent.parent.name}"
     paths = [(root / "gt" / f"{i:06d}.png", root / "pred" / f"{i:06d}.png") for i in range(frames)]
-    if not all(g.is_file() and p.is_file() for g, p in paths):
-        for side in ("gt", "pred"):
-            (root / side).mkdir(parents=True, exist_ok=True)
-        for i, (gt, pred) in enumerate(paths):
-            for link, source in ((gt, pool[i % len(pool)][0]), (pred, pool[i % len(pool)][1])):
-                if not link.exists():
-                    os.link(source, link)
+    for side in ("gt", "pred"):
+        (root / side).mkdir(parents=True, exist_ok=True)
+    for i, pair in enumerate(paths):
+        for target, source in zip(pair, pool[i % len(pool)]):
+            if not (single_file(target) and target.stat().st_size == source.stat().st_size):
+                target.unlink(missing_ok=True)
+                copy_file(source, target)
     return paths

@@ -20,7 +20,9 @@ does), runs `snakemake --cores C` and counts the jobs each rule ran (from Snakem
   infer-code   a change to segbench/stages/inference.py
   unused-code  a change to a module no step imports (segbench/synthetic/training.py)
 
-(--changes NAME,... makes only those, in this order, after the full run.)
+(--changes NAME,... makes only those, in this order, after the full run; --plan-only sets the
+copy up and prints the full run's planned jobs per rule, what the test of the benchmark scripts
+runs, since the full run alone takes minutes.)
 
 and checks each against what must hold (issue 11, docs/workflow.md "What re-runs"). It prints the
 jobs per rule for every change and writes WORKDIR/workflow_changes.json.
@@ -42,8 +44,10 @@ from PIL import Image
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from workflow_scale import BENCHMARK, DATA, MANIFEST, generate_dataset, run, tracked_copy, write_config  # noqa: E402
-from job_counts import executed_jobs  # noqa: E402  (tools/, on the path workflow_scale set)
+from workflow_scale import (  # noqa: E402
+    BENCHMARK, DATA, MANIFEST, generate_dataset, print_jobs, run, tracked_copy, write_config,
+)
+from job_counts import executed_jobs, planned_job_table  # noqa: E402  (tools/, on the path workflow_scale set)
 
 MODELS = ("best", "second")
 CHANGES = ("touched", "label", "image", "added", "removed", "checkpoint", "metric-code", "infer-code", "unused-code")
@@ -64,7 +68,7 @@ def second_checkpoint(repo: Path, factor: float) -> None:
 
 
 def rewrite(path: Path, edit: Callable[[Image.Image], Image.Image]) -> None:
-    """Replace a frame file by an edited copy (a new file: the generator hard-links frames)."""
+    """Replace a frame file by an edited copy (a new file, as an editor saving it would make)."""
     with Image.open(path) as image:
         edited = edit(image.copy())
     path.unlink()
@@ -86,6 +90,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cores", type=int, default=2)
     parser.add_argument("--changes", type=lambda text: text.split(","), default=None, metavar="NAME,...",
                         help="only these changes, in the order above (default: all)")
+    parser.add_argument("--plan-only", action="store_true",
+                        help="set the copy up and plan its full run (snakemake -n); run and change nothing")
     args = parser.parse_args(argv)
     unknown = sorted(set(args.changes or ()) - set(CHANGES))
     if unknown:
@@ -107,6 +113,11 @@ def main(argv: list[str] | None = None) -> int:
     run(repo, "dvc", "pull", "-q", "artifacts/best.pt.dvc")
     second_checkpoint(repo, 0.5)
 
+    if args.plan_only:
+        _, output = run(repo, "snakemake", "-n", "--quiet", "rules")
+        print_jobs(planned_job_table(output))
+        print("--plan-only: the full run and the changes are not made")
+        return 0
     log(f"full run: snakemake --cores {args.cores}")
     seconds, output = run(repo, "snakemake", "--cores", str(args.cores))
     full = executed_jobs(output)

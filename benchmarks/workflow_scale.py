@@ -1,6 +1,6 @@
 """How the workflow scales to a large dataset: planning and no-op re-runs of 20,000 frames.
 
-    .venv/bin/python benchmarks/workflow_scale.py [--frames 20000] [--workdir build/bench-workflow]
+    .venv/bin/python benchmarks/workflow_scale.py [--frames 20000] [--workdir build/bench-workflow] [--plan-only]
 
 In a work folder outside the tracked tree (build/ is git-ignored) it
 
@@ -8,7 +8,7 @@ In a work folder outside the tracked tree (build/ is git-ignored) it
    results) into WORKDIR/repo, so the real Snakefile, rules, schemas and code are measured;
 2. generates, on the fly, a Painting Vision dataset of N frames there (WORKDIR/repo/data-scale):
    a few distinct synthetic frames from segbench.synthetic.painting_vision, shrunk to 64x48 and
-   hard-linked to make N real, decodable, valid frames, all in the test split, walls of
+   copied to make N real, decodable, valid frames, all in the test split, walls of
    --frames-per-wall frames; its manifest with `segbench manifest`;
 3. writes the copy's config/config.yaml: that one benchmark, one small model (the embedded
    artifacts/best.pt, restored from the in-repository DVC remote by the workflow itself, at a
@@ -21,6 +21,9 @@ In a work folder outside the tracked tree (build/ is git-ignored) it
    (`snakemake --cores C`), checking that both find nothing to do;
 5. prints the figures (medians, with min and max) beside the targets of issue 5 and writes them
    to WORKDIR/workflow_scale.json.
+
+--plan-only stops after step 4's planning and prints the jobs per rule (what the test of the
+benchmark scripts runs: the whole workflow takes minutes even on a few frames).
 
 Targets: dry run <= 5 s and no-op re-run <= 5 s (medians), total jobs in the hundreds.
 """
@@ -46,11 +49,14 @@ sys.path.insert(0, str(ROOT / "tools"))
 from job_counts import planned_job_table  # noqa: E402
 from repo_copy import copy_env, tracked_copy  # noqa: E402
 
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from copies import copy_file  # noqa: E402
+
 BENCHMARK = "painting-vision"
 DATA = "data-scale"
 MANIFEST = f"{DATA}_manifest.json"
 FRAME_SIZE = (64, 48)  # width, height of every generated frame
-DISTINCT_WALLS, DISTINCT_FRAMES_PER_WALL = 3, 8  # 24 distinct frames, hard-linked to make N
+DISTINCT_WALLS, DISTINCT_FRAMES_PER_WALL = 3, 8  # 24 distinct frames, copied to make N
 TARGET_SECONDS = 5.0
 TARGET_JOBS = (100, 999)  # "in the hundreds, not thousands"
 
@@ -77,17 +83,10 @@ def distinct_frames(scratch: Path) -> list[tuple[Image.Image, Image.Image, str]]
     return pairs
 
 
-def link_or_copy(source: Path, target: Path) -> None:
-    try:
-        os.link(source, target)
-    except OSError:
-        shutil.copyfile(source, target)
-
-
 def generate_dataset(data: Path, frames: int, frames_per_wall: int, scratch: Path) -> None:
     """N frames in the Painting Vision format, all in the test split, walls of frames_per_wall frames.
 
-    The first len(distinct) frames are written; every later one is a hard link to one of them
+    The first len(distinct) frames are written; every later one is a copy of one of them
     (identical bytes within one split are allowed; across splits the audit would refuse them) and
     keeps its lighting, the metadata column.
     """
@@ -112,8 +111,8 @@ def generate_dataset(data: Path, frames: int, frames_per_wall: int, scratch: Pat
             written.append((image, label, pairs[index][2]))
         else:
             first_image, first_label, _ = written[index % len(pairs)]
-            link_or_copy(first_image, image)
-            link_or_copy(first_label, label)
+            copy_file(first_image, image)
+            copy_file(first_label, label)
         lines.append(f"{frame_id},{wall_id},test,{written[index % len(pairs)][2]}")
     (data / "frames.csv").write_text("\n".join(lines) + "\n", encoding="utf-8", newline="\n")
 
@@ -180,6 +179,13 @@ def summary(values: list[float]) -> dict[str, float]:
     }
 
 
+def print_jobs(jobs: dict[str, int]) -> None:
+    print("jobs per rule (fresh state):")
+    for rule, count in sorted(jobs.items(), key=lambda item: (-item[1], item[0])):
+        print(f"  {rule:<22}{count:>6}")
+    print(f"  {'total':<22}{sum(jobs.values()):>6}")
+
+
 def verdict(ok: bool) -> str:
     return "met" if ok else "NOT MET"
 
@@ -195,6 +201,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--inference-size", type=int, default=64, help="the model's long side at inference")
     parser.add_argument("--cores", type=int, default=2, help="snakemake --cores of the full run and no-op re-runs")
     parser.add_argument("--repeats", type=int, default=5, help="timed dry runs and no-op re-runs, each (default 5)")
+    parser.add_argument("--plan-only", action="store_true",
+                        help="stop after planning the fresh state: print the jobs per rule, run nothing")
     args = parser.parse_args(argv)
 
     workdir = args.workdir.resolve()
@@ -221,6 +229,10 @@ def main(argv: list[str] | None = None) -> int:
     total = sum(jobs.values())
     shards = jobs.get("infer", 0)
     frames_per_shard = -(-args.frames // shards) if shards else None
+    if args.plan_only:
+        print_jobs(jobs)
+        print(f"dry run on the fresh state: {fresh_dry_run:.2f} s (--plan-only: nothing run, nothing timed)")
+        return 0
     log(f"{total} jobs planned ({fresh_dry_run:.1f} s); running the whole workflow: snakemake --cores {args.cores}")
     full_run, _ = run(repo, "snakemake", "--cores", str(args.cores))
     log(f"full run: {full_run:.1f} s; timing {args.repeats} dry runs and {args.repeats} no-op re-runs")
@@ -268,10 +280,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{results['machine']['platform']}, Python {results['machine']['python']}")
     print(f"config: shard_size {config['shard_size']}, max_shards {results['max_shards']} -> {shards} shards of "
           f"{frames_per_shard} frames; inference_size {args.inference_size}; --cores {args.cores}")
-    print("jobs per rule (fresh state):")
-    for rule, count in sorted(jobs.items(), key=lambda item: (-item[1], item[0])):
-        print(f"  {rule:<22}{count:>6}")
-    print(f"  {'total':<22}{total:>6}")
+    print_jobs(jobs)
     print(f"preparation (copy, {args.frames} frames, manifest): {preparation:.1f} s")
     print(f"dry run on the fresh state: {fresh_dry_run:.2f} s")
     print(f"full run: {full_run:.1f} s")
