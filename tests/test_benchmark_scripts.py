@@ -117,3 +117,12 @@ def test_workflow_scale(tmp_path):
 def test_workflow_changes(tmp_path):
     out = run_script("workflow_changes.py", "--frames", "16", "--workdir", str(tmp_path / "w"), "--plan-only")
     assert_lines(out, r"^  infer +\d+$", r"^  total +\d+$", r"^--plan-only: the full run and the changes are not made$")
+
+
+def test_ladder_attack():
+    out = run_script("ladder_attack.py", "--walls", "10", "--frames-per-wall", "2", "--mixes", "20", "--attacks", "1",
+                     "--resamples", "50")
+    assert_lines(out, r"^10 walls x 2 frames, private fraction [\d.]+, 20 mixes, 1 attacks, 50 resamples$",
+                 *(rf"^{board} +mean: kept [\d.]+ +public [+-]\d\.\d{{4}} +private [+-]\d\.\d{{4}} +gap [+-]\d\.\d{{4}} "
+                   rf"\([+-]\d+\.\d\d SE\)$" for board in ("naive", "ladder", "ladder, naive rule")),
+                 r"^target naive: gap > 3 SE: (met|MISSED)$", r"^target ladder: \|gap\| <= 1 SE: (met|MISSED)$")
