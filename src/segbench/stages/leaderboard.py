@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ..core.headline import PairedDifference
+from ..core.significance import MIN_UNITS, significant, too_few_units
 from .text_table import flatten
 
 IDENTITY = ("benchmark", "benchmark_version", "taxonomy_version", "dataset_id", "split")
@@ -31,6 +33,11 @@ def inference_text(block: dict[str, Any] | None) -> str | None:
     if block["mode"] == "multi-scale":
         text += f" x{block['scales']}" + (" +flip" if block["flip"] else "")
     return text
+
+
+def too_few(group: dict[str, Any]) -> str | None:
+    """The group's note when it has too few units for an interval to be called significant."""
+    return too_few_units(group["units"], group["unit"]) if group["units"] < MIN_UNITS else None
 
 
 def mixed_modes(group: dict[str, Any]) -> bool:
@@ -62,7 +69,7 @@ def model_row(record: dict[str, Any]) -> dict[str, Any]:
         "frames": record["frames"],
         "pixels_predicted_void": record["pixels_predicted_void"],
         **flatten(blocks),
-        "beats_floor": record["floor"]["beaten"],
+        "beats_floor": record["floor"]["verdict"],
         "results": blocks,
     }
 
@@ -90,14 +97,16 @@ def build(records: Sequence[dict[str, Any]], floors: Sequence[dict[str, Any]]) -
     groups: dict[tuple, dict[str, Any]] = {}
     for record in records:
         key = tuple(record[k] for k in IDENTITY)
-        group = groups.setdefault(key, {**dict(zip(IDENTITY, key)), "headline": record["floor"]["metric"], "rows": []})
+        group = groups.setdefault(key, {**dict(zip(IDENTITY, key)), "headline": record["floor"]["metric"],
+                                        "units": record["floor"]["units"], "unit": record["floor"]["unit"], "rows": []})
         group["rows"].append(model_row(record))
     for group in groups.values():
         headline = group["headline"]
         group["rows"].sort(key=lambda r: (r[headline] is None, -(r[headline] or 0.0), r["model"]))
         for rank, row in enumerate(group["rows"], start=1):
             row["rank"] = rank
-        group["inference_modes"] = sorted({str(row["inference"]) for row in group["rows"]})
+        # a predictions folder has no mode: it is no second mode beside the models'
+        group["inference_modes"] = sorted({row["inference"] for row in group["rows"] if row["inference"] is not None})
         floor = floor_of.get((group["benchmark"], group["split"]))
         if floor is not None:
             group["rows"].append({**floor_row(group, floor), "rank": None})
@@ -154,9 +163,16 @@ COMPARISONS = ("baseline", "floor")
 
 def attach_intervals(groups: Sequence[dict[str, Any]], uncertainties: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """Each row gains `M.ci_low` / `M.ci_high` beside every bootstrapped metric M, and
-    `vs_baseline.*` / `vs_floor.*` (difference, interval, excludes_zero) for the headline metric;
+    `vs_baseline.*` / `vs_floor.*` (difference, interval, excludes_zero, significant: by
+    core.significance, with enough units) for the headline metric;
     the full bootstrap document goes under `uncertainty` (JSON only). Records are not changed."""
     return attach(groups, uncertainties, with_intervals)
+
+
+def significant_entry(entry: dict[str, Any], units: int) -> bool:
+    """Whether a bootstrap document's paired comparison (difference, low, high) over `units` units
+    is significant by core.significance's rule (its interval excludes 0, with enough units)."""
+    return significant(PairedDifference(entry["difference"], None, entry["low"], entry["high"], units, ""))
 
 
 def with_intervals(group: dict[str, Any], row: dict[str, Any], document: dict[str, Any]) -> dict[str, Any]:
@@ -172,6 +188,7 @@ def with_intervals(group: dict[str, Any], row: dict[str, Any], document: dict[st
         row[f"vs_{role}.ci_low"] = entry["low"] if entry else None
         row[f"vs_{role}.ci_high"] = entry["high"] if entry else None
         row[f"vs_{role}.excludes_zero"] = entry["excludes_zero"] if entry else None
+        row[f"vs_{role}.significant"] = significant_entry(entry, document["groups"]) if entry else None
     row["uncertainty"] = {k: document[k] for k in ("method", "group_key", "groups", "resamples", "seed",
                                                      "confidence", "intervals", "comparisons")}
     return row
