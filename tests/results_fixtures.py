@@ -11,14 +11,18 @@ IDENTITY = {"benchmark": "bench-a", "benchmark_version": "1.0", "taxonomy_versio
 
 
 UNITS = {"bench-a": 6, "bench-b": 2}  # walls: bench-a's differences can be significant, bench-b's cannot
+FLOOR = {"bench-a": 0.1, "bench-b": 0.2}  # the floors' mIoU
 
 
 def record(name: str, miou: float, acc: float, verdict: str, **identity) -> dict:
-    units = UNITS[identity.get("benchmark", IDENTITY["benchmark"])]
+    """A record; its floor comparison as uncertainty() below pairs it (the difference ± 0.05)."""
+    benchmark = identity.get("benchmark", IDENTITY["benchmark"])
+    difference = miou - FLOOR[benchmark]
     return {**IDENTITY, **identity, "model": {"name": name, "kind": "checkpoint", "label_space": "s"},
             "checkpoint_sha256": "0" * 64, "frames": 10, "pixels_predicted_void": 0,
-            "floor": {"metric": "main.mIoU", "beaten": verdict == "yes", "units": units, "unit": "wall_id",
-                      "verdict": verdict},
+            "floor": {"metric": "main.mIoU", "value": FLOOR[benchmark], "beaten": difference > 0,
+                      "difference": difference, "low": difference - 0.05, "high": difference + 0.05,
+                      "units": UNITS[benchmark], "unit": "wall_id", "verdict": verdict},
             "main": {"mIoU": miou, "acc": acc}}
 
 

@@ -180,3 +180,15 @@ def test_without_the_set_up_it_says_make_setup_in_one_line():
     assert done.returncode == 1 and done.stdout == ""
     assert done.stderr == (f"benchmark.py: {sys.executable} lacks the package 'fastjsonschema': run `make setup`, "
                            "then .venv/bin/python benchmark.py ...\n")
+
+
+def test_the_conventions_names_are_aliases_of_the_specifications_flags():
+    from segbench.commands.oneshot import parser
+
+    spec = parser().parse_args(["--data", "d", "--checkpoint", "m.zip", "--emit-submission", "s.json"])
+    convention = parser().parse_args(["--data", "d", "--predictions", "m.zip", "--out", "s.json"])
+    assert (spec.checkpoint, spec.predictions, spec.emit_submission) == (Path("m.zip"), None, Path("s.json"))
+    assert (convention.checkpoint, convention.predictions, convention.emit_submission) == (None, Path("m.zip"),
+                                                                                          Path("s.json"))
+    with pytest.raises(SystemExit):
+        parser().parse_args(["--data", "d", "--checkpoint", "m.pt", "--predictions", "m.zip"])

@@ -75,6 +75,10 @@ def add_benchmark(p: argparse.ArgumentParser) -> None:
                    help="benchmark name (config/benchmarks/NAME.yaml)")
 
 
+def add_team(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--team", help="who submits it, written in the record: a results table names its row TEAM/MODEL")
+
+
 def add_data(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data", type=input_path, required=True, help="dataset folder, as the benchmark's format ships it")
 
@@ -157,6 +161,7 @@ def args_record(p: argparse.ArgumentParser) -> None:
     p.add_argument("--uncertainty", type=input_path, required=True,
                    help="the model's uncertainty.json (`segbench uncertainty` with --floor-counts): its paired "
                         "comparison with the floor decides the record's floor verdict")
+    add_team(p)
     p.add_argument("--out", type=output_path, required=True, help="the file written")
 
 
@@ -171,7 +176,9 @@ def args_pull(p: argparse.ArgumentParser) -> None:
 
 def args_results(p: argparse.ArgumentParser) -> None:
     p.add_argument("--submissions", type=input_path, nargs="+", required=True, help="submission records (JSON)")
-    p.add_argument("--floors", type=input_path, nargs="+", required=True, help="the floor's metrics.json per split")
+    p.add_argument("--floors", type=input_path, nargs="*", default=[],
+                   help="the floor's metrics.json per split: every metric of the floor row (without: the floor's "
+                        "headline as the records state it)")
     p.add_argument("--metrics", type=input_path, nargs="*", default=[],
                    help="the models' metrics.json: every metric of every report, beside the records' spec fields")
     p.add_argument("--uncertainty", type=input_path, nargs="*", default=[], help="uncertainty.json of models and floors")

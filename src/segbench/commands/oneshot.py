@@ -34,7 +34,7 @@ from ..steps.submission import inference_record, submission_record
 from ..steps.uncertainty import manifest_groups, uncertainty_document
 from ..workflow.config import load_config
 from ..io.overlap import overlaps, refuse_overlaps
-from .arguments import input_path, named_paths, output_path, positive_int
+from .arguments import Help, benchmark_names, input_path, named_paths, output_path, positive_int
 from .modelpath import checkpoint_kind, model_name
 
 
@@ -57,26 +57,40 @@ def inference_block(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="benchmark.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(prog="benchmark.py", description=__doc__, formatter_class=Help,
+                                epilog="The flags' convention, shared with `segbench`: docs/cli.md")
     p.add_argument("--data", type=input_path, required=True, help="dataset folder")
-    p.add_argument("--checkpoint", type=input_path, required=True, help=".pt, TorchScript, Hugging Face folder or masks folder")
-    p.add_argument("--checkpoint-kind", choices=["checkpoint", "torchscript", "onnx", "hf", "hf-segformer", "predictions"])
+    evaluated = p.add_mutually_exclusive_group(required=True)
+    evaluated.add_argument("--checkpoint", type=input_path,
+                           help="the model: .pt, TorchScript (.ts), ONNX (.onnx), a Hugging Face folder; or, as the "
+                                "specification allows, a folder or archive of masks")
+    evaluated.add_argument("--predictions", type=input_path,
+                           help="a folder or archive (.zip, .tar, .tar.gz) of masks named for the frames, with "
+                                "--label-space: --checkpoint PATH --checkpoint-kind predictions")
+    p.add_argument("--checkpoint-kind", choices=["checkpoint", "torchscript", "onnx", "hf", "hf-segformer", "predictions"],
+                   help="how --checkpoint is read (default: from its path)")
+    p.add_argument("--team", help="who submits the checkpoint, written in its record (a results table names the row "
+                                  "TEAM/MODEL)")
     p.add_argument("--label-space", help="the checkpoint's label space (default: as the checkpoint declares)")
     p.add_argument("--baseline", action="append", default=[], help="baseline name from the config (repeatable)")
     p.add_argument("--split", default=None, help="split to evaluate (default: the benchmark's, 'test')")
     p.add_argument("--dataset-manifest", type=input_path, help="refuse to evaluate unless the bytes match this manifest")
-    p.add_argument("--emit-submission", type=output_path, help="submission record of the checkpoint; baselines' beside it")
-    p.add_argument("--benchmark", default="painting-vision")
+    p.add_argument("--emit-submission", "--out", type=output_path,
+                   help="submission record of the checkpoint; baselines' beside it (default: in the work folder)")
+    p.add_argument("--benchmark", default="painting-vision", choices=benchmark_names(),
+                   help="benchmark name (config/benchmarks/NAME.yaml)")
     p.add_argument("--config", type=input_path, default=Path("config/config.yaml"),
                    help="where baselines and the bootstrap's resamples and seed are defined")
     p.add_argument("--inference-size", type=positive_int, help="long side at inference (default: the benchmark's)")
-    p.add_argument("--inference-mode", choices=["whole", "slide", "multi-scale"], default="whole")
+    p.add_argument("--inference-mode", choices=["whole", "slide", "multi-scale"], default="whole",
+                   help="how the frames go through the model (docs/models.md)")
     p.add_argument("--crop", type=positive_int, nargs=2, metavar=("H", "W"), help="slide: window size")
     p.add_argument("--window-stride", type=positive_int, nargs=2, metavar=("H", "W"), help="slide: step between windows")
     p.add_argument("--scales", type=float, nargs="+", help="multi-scale: factors of the inference size")
     p.add_argument("--flip", action="store_true", help="multi-scale: also the mirror image, left/right classes swapped")
-    p.add_argument("--batch-size", type=positive_int, default=4)
-    p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    p.add_argument("--batch-size", type=positive_int, default=4, help="frames per forward pass")
+    p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto",
+                   help="where the model runs (auto: cuda when available)")
     p.add_argument("--work-dir", type=output_path, default=Path("build/benchmark"), help="predictions, counts and audit reports")
     return p
 
@@ -143,10 +157,11 @@ def run(args: argparse.Namespace) -> None:
     benchmark.check_split(split)
     config = load_config(args.config)
     baselines = [ModelSpec.from_config(config, name) for name in args.baseline]
-    kind = args.checkpoint_kind or checkpoint_kind(args.checkpoint)
+    source = args.checkpoint if args.checkpoint is not None else args.predictions
+    kind = "predictions" if args.predictions is not None else args.checkpoint_kind or checkpoint_kind(source)
     block = inference_block(args)
-    model = ModelSpec.from_entry(model_name(args.checkpoint), {
-        "kind": kind, "path": str(args.checkpoint), "label_space": args.label_space,
+    model = ModelSpec.from_entry(model_name(source), {
+        "kind": kind, "path": str(source), "label_space": args.label_space,
         "inference_size": args.inference_size,
         **({} if kind == "predictions" and block == {"mode": "whole"} else {"inference": block}),
     })
@@ -177,7 +192,7 @@ def run(args: argparse.Namespace) -> None:
                                    config["bootstrap"])
     records = {spec.name: submission_record(benchmark, documents[spec.name], floor, manifest["dataset_id"],
                                             identities[spec.name][0], inference_record(spec, benchmark),
-                                            bootstraps[spec.name], targets[spec.name])
+                                            bootstraps[spec.name], targets[spec.name], args.team if spec is model else None)
                for spec in [model, *baselines]}
     documents["floor"] = floor
     atomic_write_texts({targets[name]: dumps(record) for name, record in records.items()})  # all or none

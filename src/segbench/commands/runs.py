@@ -167,7 +167,7 @@ def run_record(step: ModuleType, args: argparse.Namespace) -> None:
     metrics, floor, dataset_id, identity, spec, uncertainty = step.record_inputs(
         benchmark, args.metrics, args.floor_metrics, args.identity, args.dataset_id, args.uncertainty)
     step.submission(benchmark, metrics, floor, dataset_id, identity, step.inference_record(spec, benchmark),
-                    uncertainty, args.out)
+                    uncertainty, args.out, args.team)
 
 
 def run_idd_labels(step: ModuleType, args: argparse.Namespace) -> None:

@@ -31,6 +31,7 @@ def build_record(
     pixels_evaluated: int,
     pixels_predicted_void: int,
     against_floor: PairedDifference,
+    team: str | None = None,
 ) -> dict[str, Any]:
     """The record, keys in the specification's order, then the protocol's additions; of the
     results, the spec fields each report selects (`record` in the benchmark definition).
@@ -39,7 +40,7 @@ def build_record(
     `pixels_predicted_void`: of the pixels evaluated, those predicted as a void value of the
     model's label space (no class: counted as misses, evaluation.void_predictions);
     `against_floor`: the headline's paired bootstrap difference against the floor over the
-    benchmark's units, which decides the verdict (floor_block).
+    benchmark's units, which decides the verdict (floor_block); `team`: who submitted it, when said.
     """
     floor_value = headline(benchmark, floor_results)
     record: dict[str, Any] = {
@@ -60,6 +61,7 @@ def build_record(
             "pixels_evaluated": pixels_evaluated,
             "pixels_predicted_void": pixels_predicted_void,
             "floor": floor_block(benchmark, headline(benchmark, results), floor_value, against_floor),
+            **({"team": team} if team else {}),
             "tool": {"name": "segbench", "version": __version__},
         }
     )

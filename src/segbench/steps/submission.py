@@ -82,9 +82,11 @@ def submission(
     inference: tuple[int | None, dict[str, Any] | None],
     uncertainty: dict[str, Any],
     out: Path,
+    team: str | None = None,
 ) -> dict[str, Any]:
     """Build, validate and write the submission record of one (model, split)."""
-    record = submission_record(benchmark, metrics, floor_metrics, dataset_id, identity, inference, uncertainty, out)
+    record = submission_record(benchmark, metrics, floor_metrics, dataset_id, identity, inference, uncertainty, out,
+                               team)
     atomic_write_text(out, dumps(record))
     return record
 
@@ -98,6 +100,7 @@ def submission_record(
     inference: tuple[int | None, dict[str, Any] | None],
     uncertainty: dict[str, Any],
     out: Path,
+    team: str | None = None,
 ) -> dict[str, Any]:
     """The submission record of one (model, split), validated against the schemas (as `out`);
     `inference` is (inference_size, inference block), as `inference_record` gives them;
@@ -117,6 +120,7 @@ def submission_record(
         metrics["pixels_evaluated"],
         metrics["pixels_predicted_void"],
         floor_comparison(uncertainty, ".".join(benchmark.floor_compare_on)),
+        team,
     )
     validate_record(record, benchmark, out)
     return record
