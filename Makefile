@@ -36,7 +36,6 @@ setup: $(BIN)/.installed
 
 run: setup
 	$(BIN)/snakemake --cores 8
-	cat results/leaderboard.md
 
 oneshot: setup
 	$(BIN)/python benchmark.py --data data --checkpoint artifacts/best.pt --baseline segformer-ade \

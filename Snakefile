@@ -25,3 +25,9 @@ rule all:
     input:
         leaderboard_outputs(),
         plot_outputs(),
+
+
+# A run ends with the results table (the rules' own output is quiet: profiles/default).
+onsuccess:
+    if Path(f"{R}/leaderboard.md").is_file():
+        print(Path(f"{R}/leaderboard.md").read_text(), end="")

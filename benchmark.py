@@ -12,7 +12,11 @@ try:
     from segbench.commands.oneshot import main
 except ModuleNotFoundError:  # run from a checkout without the package installed
     sys.path.insert(0, str(Path(__file__).resolve().parent / "src"))
-    from segbench.commands.oneshot import main
+    try:
+        from segbench.commands.oneshot import main
+    except ModuleNotFoundError as missing:  # a python without the set-up's packages: say how, in one line
+        sys.exit(f"benchmark.py: {sys.executable} lacks the package '{missing.name}': run `make setup`, then "
+                 ".venv/bin/python benchmark.py ...")
 
 if __name__ == "__main__":
     sys.exit(main())

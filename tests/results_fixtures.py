@@ -10,10 +10,19 @@ IDENTITY = {"benchmark": "bench-a", "benchmark_version": "1.0", "taxonomy_versio
             "dataset_id": "x1:abc", "split": "test"}
 
 
-def record(name: str, miou: float, acc: float, beaten: bool, **identity) -> dict:
+UNITS = {"bench-a": 6, "bench-b": 2}  # walls: bench-a's differences can be significant, bench-b's cannot
+FLOOR = {"bench-a": 0.1, "bench-b": 0.2}  # the floors' mIoU
+
+
+def record(name: str, miou: float, acc: float, verdict: str, **identity) -> dict:
+    """A record; its floor comparison as uncertainty() below pairs it (the difference ± 0.05)."""
+    benchmark = identity.get("benchmark", IDENTITY["benchmark"])
+    difference = miou - FLOOR[benchmark]
     return {**IDENTITY, **identity, "model": {"name": name, "kind": "checkpoint", "label_space": "s"},
             "checkpoint_sha256": "0" * 64, "frames": 10, "pixels_predicted_void": 0,
-            "floor": {"metric": "main.mIoU", "beaten": beaten},
+            "floor": {"metric": "main.mIoU", "value": FLOOR[benchmark], "beaten": difference > 0,
+                      "difference": difference, "low": difference - 0.05, "high": difference + 0.05,
+                      "units": UNITS[benchmark], "unit": "wall_id", "verdict": verdict},
             "main": {"mIoU": miou, "acc": acc}}
 
 
@@ -29,7 +38,7 @@ def uncertainty(name: str, miou: float, benchmark: str = "bench-a", baseline: st
             "value": miou, "other": miou - diff, "difference": diff, "low": diff - 0.05, "high": diff + 0.05,
             "excludes_zero": abs(diff) > 0.05, "undefined_resamples": 0}}}
     return {"benchmark": benchmark, "split": "test", "model": name, "method": "m", "group_key": "wall_id",
-            "groups": 4, "resamples": 100, "seed": 0, "confidence": 0.95,
+            "groups": UNITS[benchmark], "resamples": 100, "seed": 0, "confidence": 0.95,
             "intervals": {"main.mIoU": {"value": miou, "low": miou - 0.1, "high": miou + 0.1, "undefined_resamples": 0},
                           "main.acc": {"value": 0.9, "low": 0.8, "high": 0.95, "undefined_resamples": 0}},
             "comparisons": {"baseline": comparison(baseline, miou - 0.6) if baseline and name != baseline else None,
@@ -44,8 +53,9 @@ def metrics_doc(name: str, miou: float, acc: float, benchmark: str = "bench-a") 
 
 
 def groups(with_results: bool = True) -> list[dict]:
-    records = [record("alpha", 0.7, 0.9, True), record("base", 0.6, 0.8, True), record("gamma", 0.05, 0.4, False),
-               record("other", 0.3, 0.6, True, benchmark="bench-b", dataset_id="y1:def")]
+    records = [record("alpha", 0.7, 0.9, "yes"), record("base", 0.6, 0.8, "yes"), record("gamma", 0.05, 0.4, "within noise"),
+               record("other", 0.3, 0.6, "too few units (2 wall_id units) for an interval", benchmark="bench-b",
+                      dataset_id="y1:def")]
     floors = [floor(0.1), floor(0.2, benchmark="bench-b", dataset_id="y1:def")]
     built = leaderboard.build(records, floors)
     if with_results:

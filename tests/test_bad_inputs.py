@@ -59,6 +59,7 @@ class World:
     record: Path  # the checkpoint's record from a valid run
     floor_metrics: Path
     metrics: Path  # the checkpoint's metrics from that run
+    uncertainty: Path  # and its bootstrap document, paired with the floor
 
 
 @pytest.fixture(scope="module")
@@ -86,7 +87,7 @@ def world(tmp_path_factory) -> World:
     write_json(floor_metrics, metrics_document(PV, [work / "painting-vision" / "test" / "floor" / "counts.parquet"]))
     write_json(metrics, metrics_document(PV, [work / "painting-vision" / "test" / "tiny" / "counts.parquet"]))
     return World(data, manifest, root / "tiny.pt", root / "tiny.ts", preds, tuple(f.frame_id for f in frames), record,
-                 floor_metrics, metrics)
+                 floor_metrics, metrics, work / "painting-vision" / "test" / "tiny" / "uncertainty.json")
 
 
 @dataclass(frozen=True)
@@ -850,6 +851,17 @@ def _(w: World, tmp: Path) -> Run:
     return predictions_run(tmp, w, path, "upload.zip: made for dataset pv1:1111")
 
 
+@case("cli-metrics-of-an-upload-for-another-dataset")
+def _(w: World, tmp: Path) -> Run:
+    """The direct route refuses what check-submission and the one-shot command refuse."""
+    path = zip_of(tmp / "upload.zip", {**pred_members(w), "dataset_id.txt": b"pv1:" + b"1" * 64})
+    data_id = json.loads(w.record.read_text())["dataset_id"]
+    return Run("cli", ["metrics", "--predictions", str(path), "--label-space", "painting-vision-10", "--data",
+                       str(w.data), "--split", "test", "--out", str(tmp / "m.json")], 1,
+               (f"segbench: error: {path}: made for dataset pv1:{'1' * 64} (dataset_id.txt), but the data is "
+                f"{data_id}\n",))
+
+
 # --- the CLI's own inputs ----------------------------------------------------------------------
 
 
@@ -888,7 +900,8 @@ def _(w: World, tmp: Path) -> Run:
         (tmp / name).write_text(json.dumps(doc))
     return Run("cli", ["record", "--metrics", str(tmp / "metrics.json"), "--floor-metrics", str(tmp / "floor.json"),
                        "--identity", str(tmp / "identity.json"), "--dataset-id", str(tmp / "dataset_id.json"),
-                       "--out", str(tmp / "out" / "submission.json")], 1, ("identity.json", "checkpoint_sha256"))
+                       "--uncertainty", str(w.uncertainty), "--out", str(tmp / "out" / "submission.json")], 1,
+               ("identity.json", "checkpoint_sha256"))
 
 
 IDD_IDENTITY = {"name": "idd-best", "kind": "checkpoint", "label_space": "idd-level3",
@@ -898,8 +911,8 @@ IDD_IDENTITY = {"name": "idd-best", "kind": "checkpoint", "label_space": "idd-le
 
 
 def record_run(w: World, tmp: Path, *needles: str, identity: dict | None = None, dataset_id: str | None = None,
-               metrics: Path | None = None) -> Run:
-    """`segbench record` of the catalogue's valid run, with one of its four inputs replaced."""
+               metrics: Path | None = None, uncertainty: Path | None = None) -> Run:
+    """`segbench record` of the catalogue's valid run, with one of its five inputs replaced."""
     record = json.loads(w.record.read_text())
     identity = identity or {"name": "tiny", "kind": "checkpoint", "label_space": "painting-vision-10",
                             "classes": list(load_label_space("painting-vision-10").names),
@@ -910,7 +923,8 @@ def record_run(w: World, tmp: Path, *needles: str, identity: dict | None = None,
     (tmp / "dataset_id.json").write_text(json.dumps({"dataset_id": dataset_id or record["dataset_id"], "frames": 6}))
     return Run("cli", ["record", "--metrics", str(metrics or w.metrics), "--floor-metrics", str(w.floor_metrics),
                        "--identity", str(tmp / "identity.json"), "--dataset-id", str(tmp / "dataset_id.json"),
-                       "--out", str(tmp / "out" / "submission.json")], 1, needles)
+                       "--uncertainty", str(uncertainty or w.uncertainty), "--out", str(tmp / "out" / "submission.json")],
+               1, needles)
 
 
 @case("cli-record-of-another-models-identity")
@@ -972,6 +986,23 @@ def _(w: World, tmp: Path) -> Run:
     return record_run(w, tmp, f"segbench: error: {w.floor_metrics} and {tmp / 'identity.json'} disagree on the model: "
                               "'floor (floor)' and 'tiny (checkpoint)'; refusing to write a submission record from "
                               "them\n", metrics=w.floor_metrics)
+
+
+@case("cli-record-uncertainty-of-another-model")
+def _(w: World, tmp: Path) -> Run:
+    floor = w.uncertainty.parent.parent / "floor" / "uncertainty.json"
+    return record_run(w, tmp, f"segbench: error: {floor} and {w.metrics} disagree on the model: 'floor' and 'tiny'; "
+                              "refusing to write a submission record from them\n", uncertainty=floor)
+
+
+@case("cli-record-uncertainty-without-the-floor")
+def _(w: World, tmp: Path) -> Run:
+    """A bootstrap document made without --floor-counts: no paired comparison decides the verdict."""
+    uncertainty = tmp / "uncertainty.json"
+    uncertainty.write_text(json.dumps({**json.loads(w.uncertainty.read_text()), "comparisons": {"floor": None}}))
+    return record_run(w, tmp, "segbench: error: the uncertainty document of 'tiny' has no paired comparison of "
+                              "shared_metrics.mIoU with the floor (made with --floor-counts); no floor verdict "
+                              "without it\n", uncertainty=uncertainty)
 
 
 @case("cli-record-out-onto-its-metrics")

@@ -39,6 +39,8 @@ def test_a_bare_predictions_folder_is_scored_and_measured_with_a_label_space(tmp
                "--out", tmp_path / "m.json") == 0
     results = json.loads((tmp_path / "m.json").read_text())
     assert results["kind"] == "predictions" and results["model"] == "preds" and results["split"] == "test"
+    assert main(["manifest", "--data", str(pv_data)]) == 0  # prints the data's dataset_id
+    assert results["dataset_id"] == capsys.readouterr().out.splitlines()[-1]  # the data it was checked against
     assert results["results"]["shared_metrics"]["mIoU"] == 1.0  # the labels themselves: perfect
     assert results["results"]["paint_state_metrics"]["mIoU_full_10class"] == 1.0
 
@@ -86,3 +88,35 @@ def test_every_subcommand_has_a_step_module_and_help():
     sub = next(a for a in parser()._actions if a.dest == "command")
     assert sorted(sub.choices) == sorted(names)
     assert all(c.help and c.step for c in COMMANDS)
+
+
+def test_help_lists_the_commands_people_use_apart_from_the_workflows_steps(capsys):
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    text = capsys.readouterr().out
+    people, steps = text.split("\n\ncommands:\n")[1].split("\n\nthe workflow's steps (its rules run these; runnable by hand):\n")
+    assert [line.split()[0] for line in people.splitlines()] == [
+        "manifest", "audit", "infer", "metrics", "idd-labels", "results", "export-onnx", "export-torchscript",
+        "import-checkpoint", "export", "check-submission"]
+    assert [line.split()[0] for line in steps.splitlines()[:-2]] == [
+        "identify", "score", "record", "pull", "uncertainty", "slices", "plot-iou", "plot-confusion", "plot-fraction",
+        "overlays", "plot-data", "check-results"]
+    assert "  export-torchscript  write a segbench checkpoint as a TorchScript archive" in people
+
+
+def test_every_flag_has_help_with_its_default_and_choices():
+    sub = next(a for a in parser()._actions if a.dest == "command")
+    for name, command in sub.choices.items():
+        for action in command._actions:
+            assert action.help, (name, action.option_strings or action.dest)
+    audit = sub.choices["audit"].format_help()
+    assert "--benchmark {easyportrait,idd20k-icvgip2020,painting-vision}" in audit
+    assert "benchmark name (config/benchmarks/NAME.yaml) (default:\n                        painting-vision)" in audit
+    assert "(default: None)" not in audit and "(default: [])" not in audit
+
+
+def test_audit_without_report_files_prints_the_report(pv_data, capsys):
+    assert main(["audit", "--data", str(pv_data), "--split", "test"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == f"Dataset audit of {pv_data} (benchmark painting-vision, evaluating split 'test')"
+    assert out[2] == "Result: PASSED: 0 error(s), 0 warning(s)" and len(out) == 3

@@ -47,3 +47,53 @@ def test_a_report_that_does_not_apply_keeps_its_per_class_metrics_per_class():
     rows = [r for r in results_csv.long_rows(board) if r["model"] == "base" and r["metric"] == "dice"]
     assert [(r["class"], r["value"]) for r in rows] == [("road", None), ("sky", None)]
     assert "main.dice |" not in results_markdown.report_tables(board)["bench-a/test/main.md"]
+
+
+def test_records_from_elsewhere_merge_with_their_floor_teams_and_intervals():
+    """Two teams' `best` and a masks folder, no floors' documents and no uncertainty documents:
+    the floor row from the records, rows named TEAM/MODEL, Δ floor with the records' intervals,
+    no mixed-mode banner (a masks folder has no mode)."""
+    from results_fixtures import record
+    from segbench.stages import results_markdown
+
+    def team(name, miou, low, high, **fields):
+        base = record("best", miou, 0.9, "yes")
+        return {**base, **fields, "team": name, "inference": {"mode": "whole", "size": 640},
+                "floor": {**base["floor"], "value": 0.1, "difference": miou - 0.1, "low": low, "high": high}}
+
+    masks = {**record("masks", 0.3, 0.5, "within noise"), "inference": None}
+    masks["floor"] = {**masks["floor"], "value": 0.1, "difference": 0.2, "low": -0.05, "high": 0.45}
+    board = leaderboard.build([team("red", 0.7, 0.5, 0.9), team("blue", 0.5, 0.3, 0.7), masks])
+    (group,) = board
+    assert [r["model"] for r in group["rows"]] == ["red/best", "blue/best", "masks", "floor"]
+    assert group["rows"][-1]["main.mIoU"] == 0.1 and group["inference_modes"] == ["whole 640"]
+    lines = results_markdown.to_markdown(board).splitlines()
+    start = lines.index("```text")
+    assert lines[start - 2] == "ranked by `main.mIoU`; no uncertainty.json given: intervals of Δ floor only, from the records"
+    assert lines[start + 1:start + 7] == [
+        "model      mode   main.mIoU  Δ baseline  Δ floor  beats floor",
+        "---------  -----  ---------  ----------  -------  ------------",
+        "red/best   whole  0.700      —           +0.600*  yes",
+        "blue/best  whole  0.500      —           +0.400*  yes",
+        "masks      —      0.300      —           +0.200   within noise",
+        "floor      —      0.100      —           —        —",
+    ]
+    assert not any("different inference modes" in line for line in lines)
+
+
+def test_two_records_of_one_name_without_teams_are_refused():
+    from results_fixtures import record
+    from segbench.errors import SegbenchError
+
+    with pytest.raises(SegbenchError) as info:
+        leaderboard.build([record("best", 0.7, 0.9, "yes"), record("best", 0.5, 0.9, "yes")])
+    assert str(info.value) == ("two records of bench-a v1.0 (taxonomy 1.0), split test are both named 'best': give each "
+                               "its team (benchmark.py --team, segbench record --team) to tell their rows apart")
+
+
+def test_the_dvc_metrics_hold_the_spec_fields_alone():
+    from results_fixtures import floor, record
+
+    built = leaderboard.build([record("alpha", 0.7, 0.9, "yes")], [floor(0.1)])
+    assert leaderboard.headline_metrics(built) == {"bench-a": {"test": {
+        "alpha": {"main.mIoU": 0.7, "main.acc": 0.9}, "floor": {"main.mIoU": 0.1, "main.acc": 0.5}}}}

@@ -47,8 +47,44 @@ def test_submission_validates_and_models_beat_the_floor(two_runs):
                                                "mIoU_full_10class": None}
     assert list(record)[:7] == ["benchmark_version", "taxonomy_version", "dataset_id", "split", "checkpoint_sha256",
                                 "shared_metrics", "paint_state_metrics"]
-    table = done.stdout
-    assert "floor" in table and "segformer-ade" in table and "best" in table
+    lines = done.stdout.splitlines()
+    start = lines.index("model              mode   shared_metrics.mIoU   Δ baseline               Δ floor  beats floor")
+    assert lines[start - 3:start + 5] == [  # the workflow's compact table: ranked, the baseline marked, 4 walls
+        "**too few units (4 wall_id units) for an interval: nothing starred, no verdict**",
+        "",
+        "```text",
+        "model              mode   shared_metrics.mIoU   Δ baseline               Δ floor  beats floor",
+        "-----------------  -----  --------------------  -----------------------  -------  -----------",
+        "segformer-ade (b)  whole  0.794 [0.720, 0.870]  —                        +0.686   —",
+        "best               whole  0.706 [0.624, 0.792]  -0.088 [-0.121, -0.039]  +0.598   —",
+        "floor              —      0.108 [0.088, 0.126]  —                        —        —",
+    ]
+    work = folder / "work" / "painting-vision" / "test"
+    assert f"every metric, per report and per class: {work / 'tables'}/ and {work / 'results.html'}" in lines
+    assert (work / "tables" / "painting-vision" / "test" / "paint_state_metrics.md").is_file()
+
+
+def test_the_floor_verdict_is_the_paired_interval_over_the_walls(two_runs):
+    """The record keeps the spec's point comparison and adds the paired interval over the 4 walls
+    (as core.headline computes it from the counts) and the verdict: too few walls to call it."""
+    from segbench.core.headline import headline_data, paired_difference
+    from segbench.records.countsio import read_counts
+
+    folder, done = two_runs[0]
+    record = read_record(folder / "submission.json", PV)
+    work = folder / "work" / "painting-vision" / "test"
+    manifest = json.loads((ROOT / "data_manifest.json").read_text())
+    walls = {f["frame_id"]: f["wall_id"] for f in manifest["frames"]}
+    best, floor = (headline_data(PV, read_counts(work / name / "counts.parquet")[0], PV.ground_truth, walls)
+                   for name in ("best", "floor"))  # best predicts the ground truth's ten classes
+    paired = paired_difference(best, floor, 1000, 0)
+    assert record["floor"] == {
+        "metric": "shared_metrics.mIoU", "value": record["floor"]["value"], "beaten": True,
+        "difference": paired.difference, "low": paired.low, "high": paired.high, "units": 4, "unit": "wall_id",
+        "verdict": "too few units (4 wall_id units) for an interval"}
+    assert 0 < paired.low < paired.high and round(paired.difference, 3) == 0.598
+    assert ("WARNING: best, segformer-ade: not shown to beat the floor (best: too few units (4 wall_id units) for an "
+            "interval; segformer-ade: too few units (4 wall_id units) for an interval)") in done.stdout
 
 
 def test_second_run_reproduces_the_same_bytes(two_runs):
@@ -132,3 +168,27 @@ def test_best_with_its_wrong_pixels_void_earns_nothing_for_them(two_runs, tmp_pa
     assert results["paint_state_metrics"]["mAcc"] == best["paint_state_metrics"]["mAcc"]
     assert results["shared_metrics"]["window_recall"] == best["shared_metrics"]["window_recall"]
     assert record["shared_metrics"]["mIoU"] > best["shared_metrics"]["mIoU"]  # fewer false positives, never 1.0
+
+
+def test_without_the_set_up_it_says_make_setup_in_one_line():
+    """A python lacking a package the set-up installs (here fastjsonschema, hidden): one line, no traceback."""
+    hide = ("import sys; sys.modules['fastjsonschema'] = None; sys.argv = ['benchmark.py', '--help']; "
+            "exec(compile(open('benchmark.py').read(), 'benchmark.py', 'exec'), "
+            "{'__name__': '__main__', '__file__': 'benchmark.py'})")
+    done = subprocess.run([sys.executable, "-c", hide], cwd=ROOT, capture_output=True, text=True,
+                          env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT / "src")})
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr == (f"benchmark.py: {sys.executable} lacks the package 'fastjsonschema': run `make setup`, "
+                           "then .venv/bin/python benchmark.py ...\n")
+
+
+def test_the_conventions_names_are_aliases_of_the_specifications_flags():
+    from segbench.commands.oneshot import parser
+
+    spec = parser().parse_args(["--data", "d", "--checkpoint", "m.zip", "--emit-submission", "s.json"])
+    convention = parser().parse_args(["--data", "d", "--predictions", "m.zip", "--out", "s.json"])
+    assert (spec.checkpoint, spec.predictions, spec.emit_submission) == (Path("m.zip"), None, Path("s.json"))
+    assert (convention.checkpoint, convention.predictions, convention.emit_submission) == (None, Path("m.zip"),
+                                                                                          Path("s.json"))
+    with pytest.raises(SystemExit):
+        parser().parse_args(["--data", "d", "--checkpoint", "m.pt", "--predictions", "m.zip"])

@@ -19,6 +19,23 @@ def test_page_is_self_contained():
     assert page.count('<table class="detail"') == 4 + 2  # each report's scalars; main's dice by class, twice
 
 
+def row_html(page: str, model: str) -> str:
+    start = page.index(f'<tr data-model="{model}">')
+    return page[start:page.index("</tr>", start)]
+
+
+def test_page_marks_significance_by_the_unit_rule():
+    page = results_page.to_html(groups())
+    alpha, gamma, other = (row_html(page, m) for m in ("alpha", "gamma", "other"))
+    assert alpha.count(" ✱") == 2 and alpha.endswith('<td class="text" data-sort="yes">yes</td>')  # 6 walls
+    assert "+0.6000 <span" in alpha and gamma.count(" ✱") == 1  # vs base; -0.05 vs the floor includes 0
+    assert gamma.endswith('<td class="text" data-sort="within noise">within noise</td>')
+    # 2 walls: +0.2 [+0.15, +0.25] excludes 0 but is not marked; the verdict says why
+    assert " ✱" not in other and 'class="sig"' not in other
+    assert other.endswith('>too few units (2 wall_id units) for an interval</td>')
+    assert page.count("too few units (2 wall_id units) for an interval: no difference is marked significant") == 1
+
+
 @pytest.mark.skipif(chromium() is None and not os.environ.get("SEGBENCH_REQUIRE_CHROMIUM"),
                     reason="needs Debian's chromium (apt-get install chromium)")
 def test_page_in_a_headless_browser(tmp_path):
@@ -96,7 +113,7 @@ def test_slice_selector_in_a_headless_browser(tmp_path):
     assert first[6].startswith("1 wall_id unit: too few to resample")
     after = actions["after"]
     assert [v["slice"] for v in after] == ["lighting=right"] and after[0]["models"] == ["alpha", "gamma"]
-    assert after[0]["first"][3] == "0.7000 [0.6000, 0.8000]" and after[0]["first"][4] == "+0.1000 [+0.0500, +0.1500] ✱"
+    assert after[0]["first"][3] == "0.7000 [0.6000, 0.8000]" and after[0]["first"][4] == "+0.1000 [+0.0500, +0.1500]"
     left = found["tables"][0]  # the slices' tables in page order: left first, sortable like the others
     assert left["headers"][:7] == ["model", "frames", "units", "main.mIoU", "vs_baseline", "vs_floor", "interval_note"]
     assert left["headers"][7:] == ["main.acc", "second.aAcc"]

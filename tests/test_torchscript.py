@@ -71,3 +71,16 @@ def test_torchscript_label_names_checked(tmp_path, benchmark):
         "id 0: 'OTHER' where 'painting-vision-tier1' has 'other'; id 1: 'WALL' where 'painting-vision-tier1' "
         "has 'wall'; id 2: 'WINDOW' where 'painting-vision-tier1' has 'window'"
     )
+
+
+def test_export_torchscript_command_writes_the_checkpoints_model(model_files, benchmark, pv10, tmp_path):
+    from segbench.commands.cli import main
+
+    out = tmp_path / "exported" / "tiny.ts"
+    assert main(["export-torchscript", "--checkpoint", str(model_files / "tiny.pt"), "--out", str(out)]) == 0
+    ckpt = load_model("checkpoint", model_files / "tiny.pt", benchmark, None, "cpu")
+    script = load_model("torchscript", out, benchmark, None, "cpu")
+    assert (script.stride, script.label_space, script.normalization) == (8, pv10, ckpt.normalization)
+    images = torch.rand(2, 3, 16, 24)
+    torch.testing.assert_close(script.module(images), ckpt.module(images), rtol=0, atol=1e-6)
+    assert sorted(p.name for p in out.parent.iterdir()) == ["tiny.ts"]  # no partial file left

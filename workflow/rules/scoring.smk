@@ -90,6 +90,7 @@ rule submission:
     input:
         metrics=path("metrics"),
         floor=path("metrics", model="floor"),
+        uncertainty=path("uncertainty"),
         identity=identity_record,
         dataset=dataset_record,
         definition=definition_files,
@@ -112,5 +113,5 @@ rule submission:
             "record",
             "--benchmark {wildcards.benchmark:q} --metrics {input.metrics:q} "
             "--floor-metrics {input.floor:q} --identity {input.identity:q} --dataset-id {input.dataset:q} "
-            "--out {output:q}",
+            "--uncertainty {input.uncertainty:q} --out {output:q}",
         )

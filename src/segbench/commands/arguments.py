@@ -53,14 +53,41 @@ def positive_int(text: str) -> int:
     return value
 
 
+class Help(argparse.RawDescriptionHelpFormatter):
+    """Every flag's help ends with its default, where it has one worth saying (not None, False or
+    an empty list) and the help does not already say it; choices show in the flag's metavar."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        default = action.default
+        if default in (None, False, [], argparse.SUPPRESS) or "default" in text or not action.option_strings:
+            return text
+        return f"{text} (default: {default})".lstrip()
+
+
+def benchmark_names() -> list[str]:
+    from ..protocols.definitions import known_benchmarks  # the definitions' folder, read when a parser is built
+
+    return known_benchmarks()
+
+
 def add_benchmark(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--benchmark", default="painting-vision", help="benchmark name (config/benchmarks/NAME.yaml)")
+    p.add_argument("--benchmark", default="painting-vision", choices=benchmark_names(),
+                   help="benchmark name (config/benchmarks/NAME.yaml)")
+
+
+def add_team(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--team", help="who submits it, written in the record: a results table names its row TEAM/MODEL")
+
+
+def add_data(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--data", type=input_path, required=True, help="dataset folder, as the benchmark's format ships it")
 
 
 def add_frames(p: argparse.ArgumentParser) -> None:
     add_benchmark(p)
-    p.add_argument("--data", type=input_path, required=True, help="dataset folder")
-    p.add_argument("--split", required=True)
+    add_data(p)
+    p.add_argument("--split", required=True, help="the split evaluated (e.g. test)")
     p.add_argument("--frames", type=input_path, help="frame index (results/<benchmark>/frames.json) instead of listing the dataset")
     p.add_argument("--shard", type=int, default=None, help="shard index (0-based); all frames when omitted")
     p.add_argument("--shards", type=int, default=None, help="the split's shard count (frames go by a hash of their id)")
@@ -74,7 +101,7 @@ def add_model(p: argparse.ArgumentParser) -> None:
 
 def args_manifest(p: argparse.ArgumentParser) -> None:
     add_benchmark(p)
-    p.add_argument("--data", type=input_path, required=True)
+    add_data(p)
     p.add_argument("--verify", type=input_path, help="refuse unless the bytes on disk match this manifest")
     p.add_argument("--out", type=output_path, help="write the manifest here")
     p.add_argument("--dataset-id-out", type=output_path, help="write {dataset_id, frames} JSON here")
@@ -83,16 +110,16 @@ def args_manifest(p: argparse.ArgumentParser) -> None:
 
 def args_audit(p: argparse.ArgumentParser) -> None:
     add_benchmark(p)
-    p.add_argument("--data", type=input_path, required=True)
+    add_data(p)
     p.add_argument("--split", action="append", default=[], help="a split to be evaluated (must not be empty); repeatable")
-    p.add_argument("--json", type=output_path, required=True)
-    p.add_argument("--text", type=output_path, required=True)
+    p.add_argument("--json", type=output_path, help="write the report as JSON here")
+    p.add_argument("--text", type=output_path, help="write the report as text here (with neither, it is printed)")
 
 
 def args_identify(p: argparse.ArgumentParser) -> None:
     add_benchmark(p)
     add_model(p)
-    p.add_argument("--out", type=output_path, required=True)
+    p.add_argument("--out", type=output_path, required=True, help="the file written")
 
 
 def args_infer(p: argparse.ArgumentParser) -> None:
@@ -101,8 +128,8 @@ def args_infer(p: argparse.ArgumentParser) -> None:
     p.add_argument("--identity", type=input_path, help="the model's identity record (`segbench identify`): its spec")
     p.add_argument("--model-path", type=input_path, help="with --identity: where the model's bytes are (default: its spec's path)")
     p.add_argument("--out", type=output_path, required=True, help="folder for the predicted masks")
-    p.add_argument("--batch-size", type=positive_int, default=4)
-    p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    p.add_argument("--batch-size", type=positive_int, default=4, help="frames per forward pass")
+    p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto", help="where the model runs (auto: cuda when available)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
@@ -123,16 +150,20 @@ def args_metrics(p: argparse.ArgumentParser) -> None:
     p.add_argument("--label-space", help="with --predictions: the masks' label space")
     p.add_argument("--data", type=input_path, help="with --predictions: the dataset folder")
     p.add_argument("--split", help="with --predictions: the split the masks are for (default: the benchmark's)")
-    p.add_argument("--out", type=output_path, required=True)
+    p.add_argument("--out", type=output_path, required=True, help="the file written")
 
 
 def args_record(p: argparse.ArgumentParser) -> None:
     add_benchmark(p)
-    p.add_argument("--metrics", type=input_path, required=True)
-    p.add_argument("--floor-metrics", type=input_path, required=True)
+    p.add_argument("--metrics", type=input_path, required=True, help="the model's metrics.json (`segbench metrics`)")
+    p.add_argument("--floor-metrics", type=input_path, required=True, help="the floor's metrics.json on the same split")
     p.add_argument("--identity", type=input_path, required=True, help="output of `segbench identify`")
     p.add_argument("--dataset-id", type=input_path, required=True, help="output of `segbench manifest --dataset-id-out`")
-    p.add_argument("--out", type=output_path, required=True)
+    p.add_argument("--uncertainty", type=input_path, required=True,
+                   help="the model's uncertainty.json (`segbench uncertainty` with --floor-counts): its paired "
+                        "comparison with the floor decides the record's floor verdict")
+    add_team(p)
+    p.add_argument("--out", type=output_path, required=True, help="the file written")
 
 
 def args_idd_labels(p: argparse.ArgumentParser) -> None:
@@ -140,13 +171,15 @@ def args_idd_labels(p: argparse.ArgumentParser) -> None:
 
 
 def args_pull(p: argparse.ArgumentParser) -> None:
-    p.add_argument("paths", type=input_path, nargs="+")
+    p.add_argument("paths", type=input_path, nargs="+", help="the DVC-pinned paths to restore")
     p.add_argument("--out", type=output_path, required=True, help="marker JSON written when the path is present")
 
 
 def args_results(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--submissions", type=input_path, nargs="+", required=True)
-    p.add_argument("--floors", type=input_path, nargs="+", required=True, help="the floor's metrics.json per split")
+    p.add_argument("--submissions", type=input_path, nargs="+", required=True, help="submission records (JSON)")
+    p.add_argument("--floors", type=input_path, nargs="*", default=[],
+                   help="the floor's metrics.json per split: every metric of the floor row (without: the floor's "
+                        "headline as the records state it)")
     p.add_argument("--metrics", type=input_path, nargs="*", default=[],
                    help="the models' metrics.json: every metric of every report, beside the records' spec fields")
     p.add_argument("--uncertainty", type=input_path, nargs="*", default=[], help="uncertainty.json of models and floors")
@@ -167,9 +200,9 @@ def add_comparison(p: argparse.ArgumentParser) -> None:
 def args_uncertainty(p: argparse.ArgumentParser) -> None:
     add_comparison(p)
     p.add_argument("--manifest", type=input_path, required=True, help="the dataset manifest (frame -> group)")
-    p.add_argument("--resamples", type=int, default=1000)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", type=output_path, required=True)
+    p.add_argument("--resamples", type=positive_int, default=1000, help="bootstrap resamples of the units")
+    p.add_argument("--seed", type=int, default=0, help="the bootstrap's random seed")
+    p.add_argument("--out", type=output_path, required=True, help="the file written")
 
 
 def args_slices(p: argparse.ArgumentParser) -> None:
@@ -178,55 +211,61 @@ def args_slices(p: argparse.ArgumentParser) -> None:
                    help="the frame index (`segbench manifest --index-out`): each frame's group and metadata")
     p.add_argument("--slicings", help="a config benchmark entry's `slices` list as JSON (as the workflow passes it): "
                                       "in place of the benchmark's own; '[]' slices nothing")
-    p.add_argument("--resamples", type=int, default=1000)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", type=output_path, required=True)
+    p.add_argument("--resamples", type=positive_int, default=1000, help="bootstrap resamples of the units")
+    p.add_argument("--seed", type=int, default=0, help="the bootstrap's random seed")
+    p.add_argument("--out", type=output_path, required=True, help="the file written")
 
 
 def args_plot_iou(p: argparse.ArgumentParser) -> None:
     add_comparison(p)
     p.add_argument("--report", required=True, help="report key")
-    p.add_argument("--png", type=output_path, required=True)
-    p.add_argument("--csv", type=output_path, required=True)
+    p.add_argument("--png", type=output_path, required=True, help="the plot written (PNG)")
+    p.add_argument("--csv", type=output_path, required=True, help="the plotted values written (CSV)")
 
 
 def args_plot_confusion(p: argparse.ArgumentParser) -> None:
     add_benchmark(p)
-    p.add_argument("--counts", type=input_path, nargs="+", required=True)
+    p.add_argument("--counts", type=input_path, nargs="+", required=True, help="the model's shard counts")
     p.add_argument("--space", required=True, help="'ground-truth' or a report key")
-    p.add_argument("--png", type=output_path, required=True)
-    p.add_argument("--csv", type=output_path, required=True)
+    p.add_argument("--png", type=output_path, required=True, help="the plot written (PNG)")
+    p.add_argument("--csv", type=output_path, required=True, help="the plotted values written (CSV)")
 
 
 def args_plot_fraction(p: argparse.ArgumentParser) -> None:
     add_comparison(p)
     p.add_argument("--metric", required=True, help="REPORT.METRIC of a fraction_mae metric")
-    p.add_argument("--png", type=output_path, required=True)
+    p.add_argument("--png", type=output_path, required=True, help="the plot written (PNG)")
 
 
 def args_overlays(p: argparse.ArgumentParser) -> None:
     add_benchmark(p)
-    p.add_argument("--data", type=input_path, required=True)
-    p.add_argument("--split", required=True)
+    p.add_argument("--data", type=input_path, required=True, help="dataset folder, as the benchmark's format ships it")
+    p.add_argument("--split", required=True, help="the split evaluated (e.g. test)")
     p.add_argument("--frames-index", type=input_path, help="frame index (results/<benchmark>/frames.json) instead of listing the dataset")
-    p.add_argument("--counts", type=input_path, nargs="+", required=True)
+    p.add_argument("--counts", type=input_path, nargs="+", required=True, help="the model's shard counts")
     p.add_argument("--predictions", type=input_path, nargs="+", required=True, help="folders holding the predicted masks")
     p.add_argument("--frames", type=int, default=2, help="how many worst and best frames")
-    p.add_argument("--out-dir", type=output_path, required=True)
+    p.add_argument("--out-dir", type=output_path, required=True, help="the folder written")
 
 
 def args_plot_data(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--iou", type=input_path, nargs="+", required=True)
-    p.add_argument("--confusion", type=input_path, nargs="+", required=True)
-    p.add_argument("--iou-out", type=output_path, required=True)
-    p.add_argument("--confusion-out", type=output_path, required=True)
+    p.add_argument("--iou", type=input_path, nargs="+", required=True, help="the per-class IoU CSVs (`plot-iou --csv`)")
+    p.add_argument("--confusion", type=input_path, nargs="+", required=True, help="the confusion CSVs (`plot-confusion --csv`)")
+    p.add_argument("--iou-out", type=output_path, required=True, help="the gathered IoU file dvc plots reads")
+    p.add_argument("--confusion-out", type=output_path, required=True, help="the gathered confusion file dvc plots reads")
 
 
 def args_export_onnx(p: argparse.ArgumentParser) -> None:
     add_benchmark(p)
     p.add_argument("--checkpoint", type=input_path, required=True, help="a segbench .pt checkpoint")
     p.add_argument("--out", type=output_path, required=True, help="the .onnx file to write")
-    p.add_argument("--opset", type=int, default=17)
+    p.add_argument("--opset", type=positive_int, default=17, help="the ONNX opset")
+
+
+def args_export_torchscript(p: argparse.ArgumentParser) -> None:
+    add_benchmark(p)
+    p.add_argument("--checkpoint", type=input_path, required=True, help="a segbench .pt checkpoint")
+    p.add_argument("--out", type=output_path, required=True, help="the TorchScript archive to write (.ts)")
 
 
 def args_import_checkpoint(p: argparse.ArgumentParser) -> None:
@@ -249,19 +288,20 @@ def args_export(p: argparse.ArgumentParser) -> None:
     p.add_argument("--predictions", type=input_path, help="folder or archive of masks named by frame (made elsewhere)")
     p.add_argument("--data", type=input_path, help="the dataset, to run a model on the split (labels not needed)")
     p.add_argument("--checkpoint", type=input_path, help="with --data: the model, as benchmark.py takes it")
-    p.add_argument("--checkpoint-kind", choices=["checkpoint", "torchscript", "onnx", "hf", "hf-segformer"])
+    p.add_argument("--checkpoint-kind", choices=["checkpoint", "torchscript", "onnx", "hf", "hf-segformer"],
+                   help="the model's kind (default: from the path)")
     p.add_argument("--label-space", help="with --checkpoint: its label space (default: as it declares); with "
                    "--predictions: the masks' (default: the benchmark's ground truth), whose void values are listed")
     add_model(p)
-    p.add_argument("--batch-size", type=positive_int, default=4)
-    p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    p.add_argument("--batch-size", type=positive_int, default=4, help="frames per forward pass")
+    p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto", help="where the model runs (auto: cuda when available)")
     p.add_argument("--out", type=output_path, required=True, help="the upload (.zip)")
 
 
 def args_check_submission(p: argparse.ArgumentParser) -> None:
-    p.add_argument("archive", type=input_path)
+    p.add_argument("archive", type=input_path, help="the upload (zip) to check")
     add_benchmark(p)
-    p.add_argument("--dataset-manifest", type=input_path, required=True)
+    p.add_argument("--dataset-manifest", type=input_path, required=True, help="the manifest the upload is checked against")
     p.add_argument("--split", help="the split (default: the benchmark's)")
     p.add_argument("--label-space", help="the masks' label space (default: the benchmark's ground truth)")
     p.add_argument("--data", type=input_path, help="the images, to check each mask's size against its image's")
@@ -269,7 +309,7 @@ def args_check_submission(p: argparse.ArgumentParser) -> None:
 
 def args_check_results(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", type=input_path, default=Path("results"), help="the DVC-tracked output folder (checked)")
-    p.add_argument("--lock", type=input_path, default=Path("dvc.lock"))
+    p.add_argument("--lock", type=input_path, default=Path("dvc.lock"), help="the DVC lock file pinning the results")
     p.add_argument("--listings", type=input_path, default=Path(".snakemake/segbench/results-listings"),
                    help="where the listing of each tree the workflow made is kept, named by its digest")
     p.add_argument("--metadata", type=input_path, default=Path(".snakemake/metadata"),

@@ -29,6 +29,11 @@ class Command:
     help: str
     arguments: Callable[[argparse.ArgumentParser], None]
     run: Callable[[ModuleType, argparse.Namespace], None]
+    group: str = "use"  # a key of GROUPS
+
+
+# `segbench --help` lists the commands people type apart from the workflow's steps.
+GROUPS = {"use": "commands", "step": "the workflow's steps (its rules run these; runnable by hand)"}
 
 
 COMMANDS = [
@@ -36,36 +41,39 @@ COMMANDS = [
             arguments.args_manifest, runs.run_manifest),
     Command("audit", "steps.audit", "audit the dataset; exit 1 on any error", arguments.args_audit, runs.run_audit),
     Command("identify", "steps.model_identity", "checkpoint_sha256 and label space of a model: its identity record",
-            arguments.args_identify, runs.run_identify),
+            arguments.args_identify, runs.run_identify, group="step"),
     Command("infer", "steps.inference", "predicted masks for the frames of a split (or one shard of it)",
             arguments.args_infer, runs.run_infer),
     Command("score", "steps.scoring", "per-frame confusion counts of predicted masks (or of the floor)",
-            arguments.args_score, runs.run_score),
+            arguments.args_score, runs.run_score, group="step"),
     Command("metrics", "steps.metrics", "merge counts and compute every metric of the benchmark",
             arguments.args_metrics, runs.run_metrics),
     Command("record", "steps.submission", "write the schema-checked submission record", arguments.args_record,
-            runs.run_record),
+            runs.run_record, group="step"),
     Command("idd-labels", "protocols.idd.masks", "draw IDD level-3 masks from the polygon JSONs, as the reference does",
             arguments.args_idd_labels, runs.run_idd_labels),
-    Command("pull", "workflow.pinning", "restore DVC-pinned inputs (datasets, checkpoints) that are missing", arguments.args_pull, runs.run_pull),
+    Command("pull", "workflow.pinning", "restore DVC-pinned inputs (datasets, checkpoints) that are missing", arguments.args_pull, runs.run_pull, group="step"),
     Command("results", "steps.results", "the results table with bootstrap intervals: STEM.{csv,md,json,html}",
             arguments.args_results, runs.run_results),
     Command("uncertainty", "steps.uncertainty", "bootstrap intervals over groups, paired comparisons with baseline and floor",
-            arguments.args_uncertainty, runs.run_uncertainty),
+            arguments.args_uncertainty, runs.run_uncertainty, group="step"),
     Command("slices", "steps.slices", "every metric per slice of the frames' metadata, with intervals and paired differences",
-            arguments.args_slices, runs.run_slices),
+            arguments.args_slices, runs.run_slices, group="step"),
     Command("plot-iou", "steps.plots", "per-class IoU bars of a report: model, baseline, floor",
-            arguments.args_plot_iou, runs.run_plot_iou),
+            arguments.args_plot_iou, runs.run_plot_iou, group="step"),
     Command("plot-confusion", "steps.plots", "row-normalised confusion heatmap in a label space",
-            arguments.args_plot_confusion, runs.run_plot_confusion),
+            arguments.args_plot_confusion, runs.run_plot_confusion, group="step"),
     Command("plot-fraction", "steps.plots", "per-frame predicted vs ground-truth fraction of a fraction_mae metric",
-            arguments.args_plot_fraction, runs.run_plot_fraction),
+            arguments.args_plot_fraction, runs.run_plot_fraction, group="step"),
     Command("overlays", "steps.overlays", "worst and best frames: image | ground truth | prediction | error",
-            arguments.args_overlays, runs.run_overlays),
+            arguments.args_overlays, runs.run_overlays, group="step"),
     Command("plot-data", "steps.plots", "gather per-model plot data into the files dvc plots reads",
-            arguments.args_plot_data, runs.run_plot_data),
+            arguments.args_plot_data, runs.run_plot_data, group="step"),
     Command("export-onnx", "models.onnx", "write a segbench checkpoint as an ONNX file (kind onnx) with its metadata",
             arguments.args_export_onnx, runs.run_export_onnx),
+    Command("export-torchscript", "models.torchscript",
+            "write a segbench checkpoint as a TorchScript archive (kind torchscript) with its metadata",
+            arguments.args_export_torchscript, runs.run_export_torchscript),
     Command("import-checkpoint", "models.importing",
             "a plain state dict (.pt/.pth/.ckpt/.safetensors) -> a segbench checkpoint",
             arguments.args_import_checkpoint, runs.run_import_checkpoint),
@@ -74,7 +82,7 @@ COMMANDS = [
     Command("check-submission", "stages.uploads", "check an upload against the dataset manifest, without labels",
             arguments.args_check_submission, runs.run_check_submission),
     Command("check-results", "workflow.results_check", "the results tree against dvc.lock: find (and remove) damaged outputs",
-            arguments.args_check_results, runs.run_check_results),
+            arguments.args_check_results, runs.run_check_results, group="step"),
     Command("server", "server.host", "the hosted evaluation: init, add-team, revoke-team, add-phase, run (the web app), worker",
             arguments.args_server, runs.run_server),
     Command("submit", "server.client", "send an upload to a hosted evaluation; print its id (and with --wait its result)",
@@ -86,12 +94,21 @@ COMMAND = {c.name: c for c in COMMANDS}
 
 
 
+def command_list() -> str:
+    """The commands by group, one line each with its help (the root parser's epilog)."""
+    width = max(len(c.name) for c in COMMANDS) + 2
+    return "\n\n".join(f"{title}:\n" + "\n".join(f"  {c.name:<{width}}{c.help}" for c in COMMANDS if c.group == group)
+                       for group, title in GROUPS.items())
+
+
 def parser() -> argparse.ArgumentParser:
-    root = argparse.ArgumentParser(prog="segbench", description=__doc__.split("\n\n")[0])
+    root = argparse.ArgumentParser(prog="segbench", description=__doc__.split("\n\n")[0],
+                                   epilog=command_list() + "\n\n`segbench COMMAND --help`: its flags (docs/cli.md)",
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
     root.add_argument("--version", action="version", version=f"segbench {__version__}")
-    sub = root.add_subparsers(dest="command", required=True)
-    for command in COMMANDS:
-        command.arguments(sub.add_parser(command.name, help=command.help))
+    sub = root.add_subparsers(dest="command", required=True, metavar="COMMAND", help="one of those below")
+    for command in COMMANDS:  # no help= here: the epilog lists them, grouped
+        command.arguments(sub.add_parser(command.name, description=command.help, formatter_class=arguments.Help))
     return root
 
 

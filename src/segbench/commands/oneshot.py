@@ -12,27 +12,29 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..core.evaluation import record_results
+from ..core.headline import headline_report
 from ..core.model_spec import ModelSpec
 from ..errors import AuditFailed, SegbenchError
-from ..io.fileio import atomic_write_texts
+from ..io.fileio import atomic_write_texts, write_json
 from ..protocols.definitions import load_benchmark
 from ..stages.submission import dumps
-from ..stages.text_table import flatten, render_text
 from ..steps.audit import run_audit
 from ..steps.dataset_identity import dataset_manifest
 from ..steps.frames import frames_of_split
 from ..steps.inference import infer
 from ..steps.metrics import metrics_document
 from ..steps.model_identity import model_identity
+from ..steps.results import results
 from ..steps.scoring import check_predictions, score_floor, score_model
 from ..steps.submission import inference_record, submission_record
+from ..steps.uncertainty import manifest_groups, uncertainty_document
 from ..workflow.config import load_config
 from ..io.overlap import overlaps, refuse_overlaps
-from .arguments import input_path, named_paths, output_path, positive_int
+from .arguments import Help, benchmark_names, input_path, named_paths, output_path, positive_int
 from .modelpath import checkpoint_kind, model_name
 
 
@@ -55,25 +57,40 @@ def inference_block(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="benchmark.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(prog="benchmark.py", description=__doc__, formatter_class=Help,
+                                epilog="The flags' convention, shared with `segbench`: docs/cli.md")
     p.add_argument("--data", type=input_path, required=True, help="dataset folder")
-    p.add_argument("--checkpoint", type=input_path, required=True, help=".pt, TorchScript, Hugging Face folder or masks folder")
-    p.add_argument("--checkpoint-kind", choices=["checkpoint", "torchscript", "onnx", "hf", "hf-segformer", "predictions"])
+    evaluated = p.add_mutually_exclusive_group(required=True)
+    evaluated.add_argument("--checkpoint", type=input_path,
+                           help="the model: .pt, TorchScript (.ts), ONNX (.onnx), a Hugging Face folder; or, as the "
+                                "specification allows, a folder or archive of masks")
+    evaluated.add_argument("--predictions", type=input_path,
+                           help="a folder or archive (.zip, .tar, .tar.gz) of masks named for the frames, with "
+                                "--label-space: --checkpoint PATH --checkpoint-kind predictions")
+    p.add_argument("--checkpoint-kind", choices=["checkpoint", "torchscript", "onnx", "hf", "hf-segformer", "predictions"],
+                   help="how --checkpoint is read (default: from its path)")
+    p.add_argument("--team", help="who submits the checkpoint, written in its record (a results table names the row "
+                                  "TEAM/MODEL)")
     p.add_argument("--label-space", help="the checkpoint's label space (default: as the checkpoint declares)")
     p.add_argument("--baseline", action="append", default=[], help="baseline name from the config (repeatable)")
     p.add_argument("--split", default=None, help="split to evaluate (default: the benchmark's, 'test')")
     p.add_argument("--dataset-manifest", type=input_path, help="refuse to evaluate unless the bytes match this manifest")
-    p.add_argument("--emit-submission", type=output_path, help="submission record of the checkpoint; baselines' beside it")
-    p.add_argument("--benchmark", default="painting-vision")
-    p.add_argument("--config", type=input_path, default=Path("config/config.yaml"), help="where baselines are defined")
+    p.add_argument("--emit-submission", "--out", type=output_path,
+                   help="submission record of the checkpoint; baselines' beside it (default: in the work folder)")
+    p.add_argument("--benchmark", default="painting-vision", choices=benchmark_names(),
+                   help="benchmark name (config/benchmarks/NAME.yaml)")
+    p.add_argument("--config", type=input_path, default=Path("config/config.yaml"),
+                   help="where baselines and the bootstrap's resamples and seed are defined")
     p.add_argument("--inference-size", type=positive_int, help="long side at inference (default: the benchmark's)")
-    p.add_argument("--inference-mode", choices=["whole", "slide", "multi-scale"], default="whole")
+    p.add_argument("--inference-mode", choices=["whole", "slide", "multi-scale"], default="whole",
+                   help="how the frames go through the model (docs/models.md)")
     p.add_argument("--crop", type=positive_int, nargs=2, metavar=("H", "W"), help="slide: window size")
     p.add_argument("--window-stride", type=positive_int, nargs=2, metavar=("H", "W"), help="slide: step between windows")
     p.add_argument("--scales", type=float, nargs="+", help="multi-scale: factors of the inference size")
     p.add_argument("--flip", action="store_true", help="multi-scale: also the mirror image, left/right classes swapped")
-    p.add_argument("--batch-size", type=positive_int, default=4)
-    p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    p.add_argument("--batch-size", type=positive_int, default=4, help="frames per forward pass")
+    p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto",
+                   help="where the model runs (auto: cuda when available)")
     p.add_argument("--work-dir", type=output_path, default=Path("build/benchmark"), help="predictions, counts and audit reports")
     return p
 
@@ -111,20 +128,40 @@ def refuse_outputs_on_inputs(args: argparse.Namespace, baselines: list[ModelSpec
     inputs, outputs = named_paths(parser(), args)
     inputs += [(f"baseline '{spec.name}'", spec.path) for spec in baselines if spec.path is not None]
     outputs += [(f"record of '{name}'", path) for name, path in targets.items()]
-    outputs += [("--work-dir", work / name) for name in ("audit.json", "audit.txt", "floor", *targets)]
+    outputs += [("--work-dir", work / name) for name in ("audit.json", "audit.txt", "floor", *targets, *RESULTS)]
     refuse_overlaps(inputs, outputs)
+
+
+RESULTS = ("results.csv", "results.md", "results.json", "results.html", "tables")  # under the work folder
+
+
+def uncertainties(benchmark: Any, names: list[str], baselines: list[ModelSpec], work: Path, groups: dict[str, str],
+                  bootstrap: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Each model's bootstrap document (paired with the first baseline, if any, and the floor) and
+    the floor's, as the workflow's uncertainty step makes them, of the headline alone: what the
+    verdict and the table need, at a fraction of every metric's cost (the workflow has them all)."""
+    headline_only = replace(benchmark, reports=(headline_report(benchmark),))
+    counts = {name: [work / name / "counts.parquet"] for name in [*names, "floor"]}
+    baseline = baselines[0].name if baselines else None
+    documents = {name: uncertainty_document(headline_only, counts[name], [] if name == baseline or baseline is None
+                                            else counts[baseline], counts["floor"], groups,
+                                            bootstrap["resamples"], bootstrap["seed"]) for name in names}
+    documents["floor"] = uncertainty_document(headline_only, counts["floor"], [], [], groups,
+                                              bootstrap["resamples"], bootstrap["seed"])
+    return {name: {**document, "benchmark": benchmark.name} for name, document in documents.items()}
 
 
 def run(args: argparse.Namespace) -> None:
     benchmark = load_benchmark(args.benchmark)
     split = args.split or benchmark.default_split
     benchmark.check_split(split)
-    config = load_config(args.config) if args.baseline else None
-    baselines = [ModelSpec.from_config(config, name) for name in args.baseline] if config else []
-    kind = args.checkpoint_kind or checkpoint_kind(args.checkpoint)
+    config = load_config(args.config)
+    baselines = [ModelSpec.from_config(config, name) for name in args.baseline]
+    source = args.checkpoint if args.checkpoint is not None else args.predictions
+    kind = "predictions" if args.predictions is not None else args.checkpoint_kind or checkpoint_kind(source)
     block = inference_block(args)
-    model = ModelSpec.from_entry(model_name(args.checkpoint), {
-        "kind": kind, "path": str(args.checkpoint), "label_space": args.label_space,
+    model = ModelSpec.from_entry(model_name(source), {
+        "kind": kind, "path": str(source), "label_space": args.label_space,
         "inference_size": args.inference_size,
         **({} if kind == "predictions" and block == {"mode": "whole"} else {"inference": block}),
     })
@@ -150,33 +187,33 @@ def run(args: argparse.Namespace) -> None:
     documents = {spec.name: evaluate_model(args, benchmark, frames, spec, *identities[spec.name], work,
                                            manifest["dataset_id"]) for spec in [model, *baselines]}
 
-    records = {}
-    for spec in [model, *baselines]:
-        records[spec.name] = submission_record(benchmark, documents[spec.name], floor, manifest["dataset_id"],
-                                               identities[spec.name][0], inference_record(spec, benchmark),
-                                                     targets[spec.name])
+    with timed("bootstrap"):
+        bootstraps = uncertainties(benchmark, list(documents), baselines, work, manifest_groups(benchmark, manifest),
+                                   config["bootstrap"])
+    records = {spec.name: submission_record(benchmark, documents[spec.name], floor, manifest["dataset_id"],
+                                            identities[spec.name][0], inference_record(spec, benchmark),
+                                            bootstraps[spec.name], targets[spec.name], args.team if spec is model else None)
+               for spec in [model, *baselines]}
+    documents["floor"] = floor
     atomic_write_texts({targets[name]: dumps(record) for name, record in records.items()})  # all or none
     for name, target in targets.items():
         print(f"submission record ({name}): {target}")
-
-    # The spec fields, as in the records (the workflow's results carry every metric).
-    def spec_fields(doc: dict[str, Any]) -> dict[str, Any]:
-        return flatten(record_results(benchmark, doc["results"]))
-
-    rows = [dict(model=name, kind=identities[name][0].kind, **spec_fields(doc),
-                 beats_floor=records[name]["floor"]["beaten"]) for name, doc in documents.items()]
-    rows.append(dict(model="floor", kind="floor", **spec_fields(floor), beats_floor=None))
-    columns = ["model", "kind", *spec_fields(floor), "beats_floor"]
-    print(f"\n{benchmark.title} v{benchmark.benchmark_version} — split {split}, {len(frames)} frames, "
-          f"dataset {manifest['dataset_id'][:20]}…\n")
-    print(render_text(columns, rows))
+    for name in documents:  # the files the results table reads, as the workflow's steps write them
+        write_json(work / name / "metrics.json", documents[name])
+        write_json(work / name / "uncertainty.json", bootstraps[name])
+    markdown = results(list(targets.values()), [work / "floor" / "metrics.json"],
+                       [work / name / "metrics.json" for name in records], [work / name / "uncertainty.json" for name in documents],
+                       work / "results", work / "tables", None)
+    print("\n" + markdown)
+    print(f"every metric, per report and per class: {work / 'tables'}/ and {work / 'results.html'}")
     for name, record in records.items():
         if record["pixels_predicted_void"]:
             print(f"\nWARNING: {name}: {record['pixels_predicted_void']:,} of {record['pixels_evaluated']:,} evaluated "
                   f"pixels predicted as void in '{record['model']['label_space']}': no class, counted as misses.")
-    losers = [name for name, record in records.items() if record["floor"]["beaten"] is False]
+    losers = [name for name, record in records.items() if record["floor"]["verdict"] != "yes"]
     if losers:
-        print(f"\nWARNING: {', '.join(losers)} do(es) not beat the floor: learned nothing on this benchmark.")
+        print(f"\nWARNING: {', '.join(losers)}: not shown to beat the floor (" +
+              "; ".join(f"{name}: {records[name]['floor']['verdict']}" for name in losers) + ")")
 
 
 def previous_records(args: argparse.Namespace) -> list[Path]:

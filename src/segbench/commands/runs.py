@@ -91,8 +91,13 @@ def run_manifest(step: ModuleType, args: argparse.Namespace) -> None:
 
 
 def run_audit(step: ModuleType, args: argparse.Namespace) -> None:
+    if args.json is None and args.text is None:  # no report file asked for: the report, printed
+        report = step.audit_dataset(args.data, benchmark_of(args), args.split)
+        print(report.to_text(), end="")
+        report.raise_if_failed()
+        return
     report = step.run_audit(benchmark_of(args), args.data, args.split, args.json, args.text)
-    print(f"audit passed: {len(report.warnings)} warning(s); report: {args.text}")
+    print(f"audit passed: {len(report.warnings)} warning(s); report: {args.text or args.json}")
 
 
 def run_identify(step: ModuleType, args: argparse.Namespace) -> None:
@@ -147,19 +152,22 @@ def run_metrics(step: ModuleType, args: argparse.Namespace) -> None:
         return
     if args.label_space is None or args.data is None:
         raise SegbenchError("--predictions needs --label-space (the masks' label space) and --data (the dataset)")
+    from ..steps.dataset_identity import dataset_manifest
     from ..steps.frames import frames_of_split
 
     split = args.split or benchmark.default_split
     frames = frames_of_split(benchmark, args.data, split)
+    dataset_id = dataset_manifest(benchmark, args.data, None)["dataset_id"]  # what an upload must have been made for
     write_json(args.out, step.predictions_metrics(benchmark, frames, args.predictions,
-                                                  benchmark.space(args.label_space), split))
+                                                  benchmark.space(args.label_space), split, dataset_id))
 
 
 def run_record(step: ModuleType, args: argparse.Namespace) -> None:
     benchmark = benchmark_of(args)
-    metrics, floor, dataset_id, identity, spec = step.record_inputs(benchmark, args.metrics, args.floor_metrics,
-                                                                    args.identity, args.dataset_id)
-    step.submission(benchmark, metrics, floor, dataset_id, identity, step.inference_record(spec, benchmark), args.out)
+    metrics, floor, dataset_id, identity, spec, uncertainty = step.record_inputs(
+        benchmark, args.metrics, args.floor_metrics, args.identity, args.dataset_id, args.uncertainty)
+    step.submission(benchmark, metrics, floor, dataset_id, identity, step.inference_record(spec, benchmark),
+                    uncertainty, args.out, args.team)
 
 
 def run_idd_labels(step: ModuleType, args: argparse.Namespace) -> None:
@@ -226,6 +234,11 @@ def run_plot_data(step: ModuleType, args: argparse.Namespace) -> None:
 def run_export_onnx(step: ModuleType, args: argparse.Namespace) -> None:
     step.export_onnx(args.checkpoint, benchmark_of(args), args.out, args.opset)
     print(f"{args.out}: ONNX (opset {args.opset}) of {args.checkpoint}, label space, normalisation and stride in its metadata")
+
+
+def run_export_torchscript(step: ModuleType, args: argparse.Namespace) -> None:
+    step.export_torchscript(args.checkpoint, benchmark_of(args), args.out)
+    print(f"{args.out}: TorchScript of {args.checkpoint}, label space, normalisation and stride in its segbench.json")
 
 
 def run_import_checkpoint(step: ModuleType, args: argparse.Namespace) -> None:

@@ -184,3 +184,13 @@ def save_torchscript(
         scripted = module if isinstance(module, torch.jit.ScriptModule) else torch.jit.script(module.eval())
         torch.jit.save(scripted, str(partial), _extra_files={METADATA: json.dumps(meta, sort_keys=True)})
     partial.replace(path)
+
+
+def export_torchscript(checkpoint: Path, benchmark: Benchmark, out: Path) -> None:
+    """Write `checkpoint` (a segbench checkpoint) as a TorchScript archive (kind torchscript) with
+    its label space, normalisation (as stored) and stride, atomically."""
+    from .checkpoint import load_checkpoint, read_checkpoint
+
+    model = load_checkpoint(Path(checkpoint), benchmark, None, "cpu")
+    save_torchscript(out, model.module, model.label_space, read_checkpoint(Path(checkpoint))["normalization"],
+                     model.stride)

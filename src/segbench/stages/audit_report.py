@@ -120,9 +120,12 @@ class AuditReport:
                     lines.append(f"      {groups}: {', '.join(f.walls)}")
         return "\n".join(lines) + "\n"
 
-    def write(self, json_path: Path, text_path: Path) -> None:
-        atomic_write_text(json_path, json.dumps(self.to_json(), indent=2, ensure_ascii=False) + "\n")
-        atomic_write_text(text_path, self.to_text())
+    def write(self, json_path: Path | None, text_path: Path | None) -> None:
+        """The JSON and the text report, each where a path is given."""
+        if json_path is not None:
+            atomic_write_text(json_path, json.dumps(self.to_json(), indent=2, ensure_ascii=False) + "\n")
+        if text_path is not None:
+            atomic_write_text(text_path, self.to_text())
 
     def raise_if_failed(self, report_path: Path | None = None) -> None:
         """Raise AuditFailed summarising the errors (at most SUMMARY_LINES of them)."""

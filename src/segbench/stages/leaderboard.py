@@ -11,6 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ..core.headline import PairedDifference
+from ..core.significance import MIN_UNITS, significant, too_few_units
+from ..errors import SegbenchError
 from .text_table import flatten
 
 IDENTITY = ("benchmark", "benchmark_version", "taxonomy_version", "dataset_id", "split")
@@ -33,6 +36,11 @@ def inference_text(block: dict[str, Any] | None) -> str | None:
     return text
 
 
+def too_few(group: dict[str, Any]) -> str | None:
+    """The group's note when it has too few units for an interval to be called significant."""
+    return too_few_units(group["units"], group["unit"]) if group["units"] < MIN_UNITS else None
+
+
 def mixed_modes(group: dict[str, Any]) -> bool:
     """Whether the group's rows were made with different inference modes (their ranks compare unlike runs)."""
     return len(group.get("inference_modes", [])) >= 2
@@ -49,11 +57,26 @@ def inference_mode(record: dict[str, Any]) -> dict[str, Any]:
     return {"inference_mode": block.get("mode")} if isinstance(block, dict) else {}
 
 
+def row_name(record: dict[str, Any]) -> str:
+    """A row's name: the model's, after its team's when the record names one ('team/best')."""
+    team = record.get("team")
+    return f"{team}/{record['model']['name']}" if team else record["model"]["name"]
+
+
+def record_floor_comparison(record: dict[str, Any]) -> dict[str, Any]:
+    """Δ floor from the record itself (its paired interval over the units): what a row shows when
+    no uncertainty document of its counts is given (attach_intervals replaces it by the same)."""
+    floor = record["floor"]
+    entry = {"difference": floor["difference"], "low": floor["low"], "high": floor["high"]}
+    return {"vs_floor.against": "floor", "vs_floor.difference": floor["difference"], "vs_floor.ci_low": floor["low"],
+            "vs_floor.ci_high": floor["high"], "vs_floor.significant": significant_entry(entry, floor["units"])}
+
+
 def model_row(record: dict[str, Any]) -> dict[str, Any]:
     blocks = metric_blocks(record)
     return {
         **{k: record[k] for k in IDENTITY},
-        "model": record["model"]["name"],
+        "model": row_name(record),
         "kind": record["model"]["kind"],
         "inference": inference_text(record.get("inference")),
         **inference_mode(record),
@@ -62,7 +85,8 @@ def model_row(record: dict[str, Any]) -> dict[str, Any]:
         "frames": record["frames"],
         "pixels_predicted_void": record["pixels_predicted_void"],
         **flatten(blocks),
-        "beats_floor": record["floor"]["beaten"],
+        **record_floor_comparison(record),
+        "beats_floor": record["floor"]["verdict"],
         "results": blocks,
     }
 
@@ -83,24 +107,40 @@ def floor_row(group: dict[str, Any], floor: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def build(records: Sequence[dict[str, Any]], floors: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Groups, each {identity..., headline, rows}; rows ranked by the headline, floor last. Each
-    row holds the record's spec fields as dotted columns and, nested, as `results`."""
+def records_floor(record: dict[str, Any]) -> dict[str, Any]:
+    """The floor as a record states it (its headline value alone), for a group given no floor's
+    metrics document: records merged from elsewhere carry it."""
+    report, metric = record["floor"]["metric"].split(".", 1)
+    return {"label_space": None, "frames": record["frames"], "pixels_predicted_void": None,
+            "results": {report: {metric: record["floor"]["value"]}}}
+
+
+def build(records: Sequence[dict[str, Any]], floors: Sequence[dict[str, Any]] = ()) -> list[dict[str, Any]]:
+    """Groups, each {identity..., headline, rows}; rows ranked by the headline, floor last (from
+    its metrics document, or as the group's first record states it). Each row holds the record's
+    spec fields as dotted columns and, nested, as `results`. Two rows of a group with one name
+    (two teams' `best`) are refused unless their records name their teams."""
     floor_of = {(f["benchmark"], f["split"]): f for f in floors}
     groups: dict[tuple, dict[str, Any]] = {}
     for record in records:
         key = tuple(record[k] for k in IDENTITY)
-        group = groups.setdefault(key, {**dict(zip(IDENTITY, key)), "headline": record["floor"]["metric"], "rows": []})
-        group["rows"].append(model_row(record))
+        group = groups.setdefault(key, {**dict(zip(IDENTITY, key)), "headline": record["floor"]["metric"],
+                                        "units": record["floor"]["units"], "unit": record["floor"]["unit"], "rows": [],
+                                        "stated_floor": records_floor(record)})
+        row = model_row(record)
+        if any(r["model"] == row["model"] for r in group["rows"]):
+            raise SegbenchError(f"two records of {group_title(group)} are both named '{row['model']}': give each its "
+                                "team (benchmark.py --team, segbench record --team) to tell their rows apart")
+        group["rows"].append(row)
     for group in groups.values():
         headline = group["headline"]
         group["rows"].sort(key=lambda r: (r[headline] is None, -(r[headline] or 0.0), r["model"]))
         for rank, row in enumerate(group["rows"], start=1):
             row["rank"] = rank
-        group["inference_modes"] = sorted({str(row["inference"]) for row in group["rows"]})
-        floor = floor_of.get((group["benchmark"], group["split"]))
-        if floor is not None:
-            group["rows"].append({**floor_row(group, floor), "rank": None})
+        # a predictions folder has no mode: it is no second mode beside the models'
+        group["inference_modes"] = sorted({row["inference"] for row in group["rows"] if row["inference"] is not None})
+        floor = floor_of.get((group["benchmark"], group["split"]), group.pop("stated_floor"))
+        group["rows"].append({**floor_row(group, floor), "rank": None})
     return [groups[k] for k in sorted(groups)]
 
 
@@ -116,6 +156,7 @@ def headline_metrics(groups: Sequence[dict[str, Any]]) -> dict[str, Any]:
             block[row["model"]] = {
                 k: v for k, v in row.items()
                 if isinstance(v, int | float) and not isinstance(v, bool) and k not in COUNTS
+                and not k.startswith("vs_")  # the spec's fields only: a record's Δ floor is no metric of it
             }
     return out
 
@@ -154,9 +195,16 @@ COMPARISONS = ("baseline", "floor")
 
 def attach_intervals(groups: Sequence[dict[str, Any]], uncertainties: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """Each row gains `M.ci_low` / `M.ci_high` beside every bootstrapped metric M, and
-    `vs_baseline.*` / `vs_floor.*` (difference, interval, excludes_zero) for the headline metric;
+    `vs_baseline.*` / `vs_floor.*` (difference, interval, excludes_zero, significant: by
+    core.significance, with enough units) for the headline metric;
     the full bootstrap document goes under `uncertainty` (JSON only). Records are not changed."""
     return attach(groups, uncertainties, with_intervals)
+
+
+def significant_entry(entry: dict[str, Any], units: int) -> bool:
+    """Whether a bootstrap document's paired comparison (difference, low, high) over `units` units
+    is significant by core.significance's rule (its interval excludes 0, with enough units)."""
+    return significant(PairedDifference(entry["difference"], None, entry["low"], entry["high"], units, ""))
 
 
 def with_intervals(group: dict[str, Any], row: dict[str, Any], document: dict[str, Any]) -> dict[str, Any]:
@@ -172,6 +220,7 @@ def with_intervals(group: dict[str, Any], row: dict[str, Any], document: dict[st
         row[f"vs_{role}.ci_low"] = entry["low"] if entry else None
         row[f"vs_{role}.ci_high"] = entry["high"] if entry else None
         row[f"vs_{role}.excludes_zero"] = entry["excludes_zero"] if entry else None
+        row[f"vs_{role}.significant"] = significant_entry(entry, document["groups"]) if entry else None
     row["uncertainty"] = {k: document[k] for k in ("method", "group_key", "groups", "resamples", "seed",
                                                      "confidence", "intervals", "comparisons")}
     return row
@@ -236,6 +285,6 @@ def group_title(group: dict[str, Any]) -> str:
 def bootstrap_note(group: dict[str, Any]) -> str:
     documents = [r["uncertainty"] for r in group["rows"] if r.get("uncertainty")]
     if not documents:
-        return "no bootstrap intervals"
+        return "no uncertainty.json given: intervals of Δ floor only, from the records"
     d = documents[0]
     return f"95% bootstrap intervals: {d['resamples']} resamples of {d['groups']} {d['group_key']} groups, seed {d['seed']}"

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .leaderboard import bootstrap_note, class_names, group_title, interval, mixed_modes, report_metrics, report_keys
-from .text_table import cell
+from .leaderboard import (bootstrap_note, class_names, group_title, interval, mixed_modes, report_keys, report_metrics,
+                          too_few)
 
 def number(value: Any, signed: bool = False) -> str:
     if value is None:
@@ -26,24 +26,40 @@ def with_interval(value: Any, low: Any, high: Any) -> str:
     return text
 
 
-def difference(row: dict[str, Any], role: str) -> str:
-    """Δ of the headline against the baseline or the floor; * when its interval excludes 0."""
+def difference(row: dict[str, Any], role: str, with_bounds: bool) -> str:
+    """Δ of the headline against the baseline or the floor, with its paired interval when asked;
+    * when it is significant (its interval excludes 0, with enough units: core.significance)."""
     value = row.get(f"vs_{role}.difference")
-    return "—" if value is None else number(value, signed=True) + ("*" if row.get(f"vs_{role}.excludes_zero") else "")
+    if value is None:
+        return "—"
+    low, high = row.get(f"vs_{role}.ci_low"), row.get(f"vs_{role}.ci_high")
+    text = number(value, signed=True) + ("*" if row.get(f"vs_{role}.significant") else "")
+    if not with_bounds or low is None or high is None:
+        return text
+    return f"{text} [{number(low, signed=True)}, {number(high, signed=True)}]"
+
+
+def verdict(group: dict[str, Any], row: dict[str, Any]) -> str:
+    """The row's beats-the-floor verdict; '—' for the floor, and where the group has too few units
+    (the group's note says so once)."""
+    return "—" if row.get("beats_floor") is None or too_few(group) else str(row["beats_floor"])
 
 
 def compact_columns(group: dict[str, Any]) -> list[tuple[str, Any]]:
-    """(header, cell function) of the compact table; the mode column only when a record has one,
-    the void pixels' (predicted as no class, counted as misses) only when a row has any."""
+    """(header, cell function) of the compact table, in 100 columns, rows in rank order: the model
+    (the baseline marked (b)), the mode when a record has one, the headline with its interval, Δ
+    against the baseline with its interval, Δ against the floor (its interval decides the verdict
+    beside it), and the void pixels (predicted as no class, counted as misses) when a row has any."""
     headline = group["headline"]
-    shown: list[tuple[str, Any]] = [("model", lambda r: str(r["model"])), ("kind", lambda r: str(r["kind"]))]
+    baseline = {r.get("vs_baseline.against") for r in group["rows"]} - {None}
+    shown: list[tuple[str, Any]] = [("model", lambda r: str(r["model"]) + (" (b)" if r["model"] in baseline else ""))]
     if any("inference_mode" in r for r in group["rows"]):
         shown.append(("mode", lambda r: number(r.get("inference_mode"))))
     shown += [
         (headline, lambda r: with_interval(*interval(r, headline))),
-        ("Δ baseline", lambda r: difference(r, "baseline")),
-        ("Δ floor", lambda r: difference(r, "floor")),
-        ("beats floor", lambda r: cell(r.get("beats_floor"))),
+        ("Δ baseline", lambda r: difference(r, "baseline", with_bounds=True)),
+        ("Δ floor", lambda r: difference(r, "floor", with_bounds=False)),
+        ("beats floor", lambda r: verdict(group, r)),
     ]
     if any(r["pixels_predicted_void"] for r in group["rows"]):  # a model abstained: say how much it did
         shown.append(("void px", lambda r: number(r["pixels_predicted_void"])))
@@ -68,15 +84,18 @@ def to_markdown(groups: Sequence[dict[str, Any]], tables: str = "results/tables"
     fixed-width blocks that read in a 100-column terminal. Every other metric: `tables`."""
     parts = ["# Results\n",
              "Rows are comparable only within one group (benchmark version, taxonomy version, dataset_id, split),\n"
-             "ranked by the group's headline. [low, high]: 95% bootstrap interval over the benchmark's\n"
-             "independent units. Δ: paired difference of the headline (* : its interval excludes 0). The floor\n"
-             "predicts the floor class everywhere; a model that does not beat it is flagged NO.\n"
+             "ranked by the group's headline; (b): the baseline. [low, high]: 95% bootstrap interval over\n"
+             "the benchmark's independent units. Δ: paired difference of the headline (*: its interval\n"
+             "excludes 0, with at least 5 units). The floor predicts the floor class everywhere; beats\n"
+             "floor: yes when Δ floor's interval is above 0, no when below, within noise otherwise.\n"
              f"Every metric, per class and per report: {tables}/ (long.csv: one row per value).\n"]
     for group in groups:
         parts.append(f"## {group_title(group)}\n\ndataset_id `{group['dataset_id']}`  \n"
                      f"ranked by `{group['headline']}`; {bootstrap_note(group)}\n"
                      + ("**rows use different inference modes (column `inference`): their ranks compare unlike runs**\n"
-                        if mixed_modes(group) else ""))
+                        if mixed_modes(group) else "")
+                     + (f"**{too_few(group)}: nothing starred, no verdict**\n"
+                        if too_few(group) else ""))
         parts.append("```text\n" + compact_table(group) + "\n```\n")
     return "\n".join(parts)
 

@@ -16,7 +16,7 @@ from string import Template
 from typing import Any
 
 from .leaderboard import (bootstrap_note, class_names, group_title, interval, mixed_modes, report_keys, report_metrics,
-                          slice_comparison, slice_entries)
+                          significant_entry, slice_comparison, slice_entries, too_few)
 from .text_table import cell
 
 STYLE = files(__package__).joinpath("results_page.css").read_text(encoding="utf-8")
@@ -58,9 +58,10 @@ def _comparison_cell(row: dict[str, Any], role: str) -> str:
     if value is None:
         return _td("—", None)
     low, high = row.get(f"vs_{role}.ci_low"), row.get(f"vs_{role}.ci_high")
-    significant = bool(row.get(f"vs_{role}.excludes_zero"))
+    significant = bool(row.get(f"vs_{role}.significant"))
     text = f'{value:+.4f} <span class="ci">[{low:+.4f}, {high:+.4f}]</span>'
-    title = f"paired bootstrap vs {row.get(f'vs_{role}.against')}: the interval " + ("excludes" if significant else "includes") + " 0"
+    title = (f"paired bootstrap vs {row.get(f'vs_{role}.against')}: "
+             + ("the interval excludes 0" if significant else "not significant (the interval includes 0, or too few units)"))
     return (f'<td class="{"sig" if significant else ""}" data-sort="{value}" title="{_escape(title)}">'
             f'{text}{" ✱" if significant else ""}</td>')
 
@@ -90,10 +91,11 @@ def _main_table(group: dict[str, Any]) -> str:
         cells = [_td(cell(row.get("rank")), row.get("rank")), _td(_escape(row["model"]), row["model"], "text"),
                  _td(_escape(row["kind"]), row["kind"], "text")]
         cells += [_td(_escape(cell(row.get("inference"))), row.get("inference"), "text")] if has_mode else []
-        beaten = row.get("beats_floor")
+        verdict = None if row.get("beats_floor") is None else too_few(group) or row["beats_floor"]
         cells += [_td(_escape(row.get("label_space")), row.get("label_space"), "text"),
                   _metric_cell(*interval(row, headline)), _comparison_cell(row, "baseline"),
-                  _comparison_cell(row, "floor"), _td(cell(beaten), beaten, "text flag-no" if beaten is False else "text")]
+                  _comparison_cell(row, "floor"),
+                  _td(_escape(cell(verdict)), verdict, "text flag-no" if verdict == "no" else "text")]
         rows.append((row["model"], "floor" if row["kind"] == "floor" else "", cells))
     attributes = f' data-benchmark="{_escape(group["benchmark"])}" data-split="{_escape(group["split"])}"'
     return _table("leaderboard", attributes, headers, rows, row_attribute="data-model")
@@ -124,11 +126,12 @@ def _report_details(group: dict[str, Any], report: str) -> str:
 
 
 def _slice_difference(entry: dict[str, Any], role: str, key: str) -> str:
+    """A slice's paired difference, ✱ when significant over the slice's units (significant_entry)."""
     paired = slice_comparison(entry, role, key)
     value, low, high = paired.get("difference"), paired.get("low"), paired.get("high")
     if value is None:
         return _td("—", None)
-    significant = bool(paired.get("excludes_zero"))
+    significant = significant_entry(paired, entry["units"])
     text = f"{value:+.4f}" + (f' <span class="ci">[{low:+.4f}, {high:+.4f}]</span>' if low is not None else "")
     return _td(text + (" ✱" if significant else ""), value, "sig" if significant else "")
 
@@ -193,6 +196,9 @@ def group_sections(groups: Sequence[dict[str, Any]]) -> list[str]:
         if mixed_modes(group):
             parts.append('<p class="meta flag-no">rows use different inference modes (column inference): '
                          "their ranks compare unlike runs</p>")
+        if too_few(group):
+            parts.append(f'<p class="meta flag-no">{_escape(too_few(group))}: no difference is marked significant, '
+                         "no model said to beat the floor</p>")
         parts.append(_main_table(group))
         parts += [_report_details(group, report) for report in report_keys(group)]
         parts.append(_slices_details(group))

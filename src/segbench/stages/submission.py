@@ -9,6 +9,8 @@ from typing import Any
 from .. import __version__
 from ..core.benchmark import Benchmark
 from ..core.evaluation import beats, headline, record_results
+from ..core.headline import PairedDifference
+from ..core.significance import floor_verdict
 from ..errors import SegbenchError
 from ..io.fileio import atomic_write_text
 from ..io.paths import schema_path
@@ -28,13 +30,17 @@ def build_record(
     frames: int,
     pixels_evaluated: int,
     pixels_predicted_void: int,
+    against_floor: PairedDifference,
+    team: str | None = None,
 ) -> dict[str, Any]:
     """The record, keys in the specification's order, then the protocol's additions; of the
     results, the spec fields each report selects (`record` in the benchmark definition).
 
     `inference` is the mode block (spec.InferenceMode.record), None for a predictions folder;
     `pixels_predicted_void`: of the pixels evaluated, those predicted as a void value of the
-    model's label space (no class: counted as misses, evaluation.void_predictions).
+    model's label space (no class: counted as misses, evaluation.void_predictions);
+    `against_floor`: the headline's paired bootstrap difference against the floor over the
+    benchmark's units, which decides the verdict (floor_block); `team`: who submitted it, when said.
     """
     floor_value = headline(benchmark, floor_results)
     record: dict[str, Any] = {
@@ -54,15 +60,41 @@ def build_record(
             "frames": frames,
             "pixels_evaluated": pixels_evaluated,
             "pixels_predicted_void": pixels_predicted_void,
-            "floor": {
-                "metric": ".".join(benchmark.floor_compare_on),
-                "value": floor_value,
-                "beaten": beats(headline(benchmark, results), floor_value),
-            },
+            "floor": floor_block(benchmark, headline(benchmark, results), floor_value, against_floor),
+            **({"team": team} if team else {}),
             "tool": {"name": "segbench", "version": __version__},
         }
     )
     return record
+
+
+def floor_block(benchmark: Benchmark, value: float | None, floor_value: float | None,
+                against_floor: PairedDifference) -> dict[str, Any]:
+    """The record's floor: the spec's point comparison (`beaten`: the headline above the floor's
+    value), then the paired interval over the units and the verdict that decides "beats the floor"
+    (significance.floor_verdict: yes, no, within noise, or too few units for an interval)."""
+    return {
+        "metric": ".".join(benchmark.floor_compare_on),
+        "value": floor_value,
+        "beaten": beats(value, floor_value),
+        "difference": against_floor.difference,
+        "low": against_floor.low,
+        "high": against_floor.high,
+        "units": against_floor.units,
+        "unit": against_floor.unit,
+        "verdict": floor_verdict(against_floor),
+    }
+
+
+def floor_comparison(uncertainty: dict[str, Any], key: str) -> PairedDifference:
+    """The paired difference of `key` (the headline) against the floor in an uncertainty document
+    (steps.uncertainty); refused when the document has no comparison with the floor."""
+    found = ((uncertainty.get("comparisons") or {}).get("floor") or {}).get("metrics", {}).get(key)
+    if found is None:
+        raise SegbenchError(f"the uncertainty document of '{uncertainty.get('model')}' has no paired comparison of "
+                            f"{key} with the floor (made with --floor-counts); no floor verdict without it")
+    return PairedDifference(found["difference"], None, found["low"], found["high"], uncertainty["groups"],
+                            uncertainty["group_key"])
 
 
 def validate_record(record: dict[str, Any], benchmark: Benchmark, source: str | Path) -> None:

@@ -1,4 +1,4 @@
-"""The dataset audit as a step: both reports written, failure raised naming them."""
+"""The dataset audit as a step: its reports written (those asked for), failure raised naming them."""
 
 from __future__ import annotations
 
@@ -11,9 +11,10 @@ from ..stages.audit_report import AuditReport
 
 
 def run_audit(
-    benchmark: Benchmark, data: Path, splits: Sequence[str], json_path: Path, text_path: Path
+    benchmark: Benchmark, data: Path, splits: Sequence[str], json_path: Path | None, text_path: Path | None
 ) -> AuditReport:
-    """Audit the dataset, write both reports, and raise AuditFailed (naming them) on any error."""
+    """Audit the dataset, write the reports given a path, and raise AuditFailed (naming the JSON
+    report, when written) on any error."""
     report = audit_dataset(data, benchmark, splits)
     report.write(json_path, text_path)
     report.raise_if_failed(json_path)

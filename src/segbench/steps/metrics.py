@@ -23,17 +23,18 @@ def metrics_document(benchmark: Benchmark, paths: Sequence[Path]) -> dict[str, A
 
 
 def predictions_metrics(benchmark: Benchmark, frames: Sequence[Frame], folder: Path, space: LabelSpace,
-                        split: str) -> dict[str, Any]:
+                        split: str, dataset_id: str) -> dict[str, Any]:
     """All reports of the benchmark for a folder (or archive) of masks in label space `space`,
-    checked like any predictions (exactly one mask per frame of the split) and scored in memory."""
+    checked like any predictions (exactly one mask per frame of the split; an upload stating the
+    dataset it was made for must state `dataset_id`, the data's) and scored in memory."""
     from ..core.bandplan import band_plan
     from ..stages.scoring import score_predictions
     from .scoring import check_predictions
 
-    check_predictions(folder, frames)
+    check_predictions(folder, frames, dataset_id)
     counts = score_predictions(frames, folder, benchmark.ground_truth, space, benchmark.evaluation_size,
                                band_plan(benchmark, space))
-    return document(benchmark, counts, space, split, Path(folder).name, "predictions")
+    return document(benchmark, counts, space, split, Path(folder).name, "predictions", dataset_id)
 
 
 def document(benchmark: Benchmark, counts: FrameCounts, space: LabelSpace, split: str, model: str, kind: str,

@@ -11,7 +11,7 @@ from ..core.model_spec import ModelSpec
 from ..errors import SegbenchError
 from ..io.fileio import atomic_write_text, read_json_fields
 from ..records.identity import ModelIdentity, read_identity
-from ..stages.submission import build_record, dumps, validate_record
+from ..stages.submission import build_record, dumps, floor_comparison, validate_record
 
 
 def inference_record(spec: ModelSpec, benchmark: Benchmark) -> tuple[int | None, dict[str, Any] | None]:
@@ -23,15 +23,17 @@ def inference_record(spec: ModelSpec, benchmark: Benchmark) -> tuple[int | None,
 
 
 def record_inputs(benchmark: Benchmark, metrics_path: Path, floor_path: Path, identity_path: Path,
-                  dataset_path: Path) -> tuple[dict[str, Any], dict[str, Any], str, ModelIdentity, ModelSpec]:
+                  dataset_path: Path, uncertainty_path: Path
+                  ) -> tuple[dict[str, Any], dict[str, Any], str, ModelIdentity, ModelSpec, dict[str, Any]]:
     """What a submission record is made of, read from the files `segbench metrics`, `identify` and
-    `manifest --dataset-id-out` write: (metrics, floor metrics, dataset_id, identity, spec), refused
-    unless they are of one benchmark, label space, split, dataset (its dataset_id) and model (its
-    name, kind and checkpoint_sha256): check_agreement."""
+    `manifest --dataset-id-out` and `uncertainty` write: (metrics, floor metrics, dataset_id,
+    identity, spec, uncertainty), refused unless they are of one benchmark, label space, split,
+    dataset (its dataset_id) and model (its name, kind and checkpoint_sha256): check_agreement."""
     identity, _, spec = read_identity(identity_path, benchmark)
     metrics = read_json_fields(metrics_path, DOCUMENT_FIELDS)
     floor = read_json_fields(floor_path, DOCUMENT_FIELDS)
     dataset_id = read_json_fields(dataset_path, ("dataset_id",))["dataset_id"]
+    uncertainty = read_json_fields(uncertainty_path, UNCERTAINTY_FIELDS)
     check_agreement([
         ("benchmark", ("--benchmark", benchmark.name), (metrics_path, metrics["benchmark"]),
          (floor_path, floor["benchmark"])),
@@ -45,14 +47,17 @@ def record_inputs(benchmark: Benchmark, metrics_path: Path, floor_path: Path, id
          (floor_path, floor.get("dataset_id"))),
         ("checkpoint_sha256", (identity_path, identity.checkpoint_sha256),
          (metrics_path, metrics.get("checkpoint_sha256"))),
-        ("split", (metrics_path, metrics["split"]), (floor_path, floor["split"])),
-        ("frames", (metrics_path, metrics["frames"]), (floor_path, floor["frames"])),
+        ("model", (metrics_path, metrics["model"]), (uncertainty_path, uncertainty["model"])),
+        ("split", (metrics_path, metrics["split"]), (floor_path, floor["split"]), (uncertainty_path, uncertainty["split"])),
+        ("frames", (metrics_path, metrics["frames"]), (floor_path, floor["frames"]),
+         (uncertainty_path, uncertainty["frames"])),
     ])
     benchmark.space(identity.label_space)  # a label space the benchmark's models may predict in
-    return metrics, floor, dataset_id, identity, spec
+    return metrics, floor, dataset_id, identity, spec, uncertainty
 
 
 DOCUMENT_FIELDS = ("benchmark", "split", "model", "kind", "label_space", "frames", "results")
+UNCERTAINTY_FIELDS = ("benchmark", "split", "model", "frames", "groups", "group_key", "comparisons")
 
 
 def check_agreement(fields: Sequence[tuple[Any, ...]]) -> None:
@@ -75,10 +80,13 @@ def submission(
     dataset_id: str,
     identity: ModelIdentity,
     inference: tuple[int | None, dict[str, Any] | None],
+    uncertainty: dict[str, Any],
     out: Path,
+    team: str | None = None,
 ) -> dict[str, Any]:
     """Build, validate and write the submission record of one (model, split)."""
-    record = submission_record(benchmark, metrics, floor_metrics, dataset_id, identity, inference, out)
+    record = submission_record(benchmark, metrics, floor_metrics, dataset_id, identity, inference, uncertainty, out,
+                               team)
     atomic_write_text(out, dumps(record))
     return record
 
@@ -90,10 +98,14 @@ def submission_record(
     dataset_id: str,
     identity: ModelIdentity,
     inference: tuple[int | None, dict[str, Any] | None],
+    uncertainty: dict[str, Any],
     out: Path,
+    team: str | None = None,
 ) -> dict[str, Any]:
     """The submission record of one (model, split), validated against the schemas (as `out`);
-    `inference` is (inference_size, inference block), as `inference_record` gives them."""
+    `inference` is (inference_size, inference block), as `inference_record` gives them;
+    `uncertainty` the model's bootstrap document, whose paired comparison with the floor decides
+    the record's floor verdict."""
     if floor_metrics["split"] != metrics["split"] or floor_metrics["frames"] != metrics["frames"]:
         raise SegbenchError("the floor and the model were scored on different frames; refusing to compare them")
     record = build_record(
@@ -107,6 +119,8 @@ def submission_record(
         metrics["frames"],
         metrics["pixels_evaluated"],
         metrics["pixels_predicted_void"],
+        floor_comparison(uncertainty, ".".join(benchmark.floor_compare_on)),
+        team,
     )
     validate_record(record, benchmark, out)
     return record

@@ -14,16 +14,23 @@ from .comparison import comparison_subjects
 from .counts import counts_split
 
 
-def read_groups(benchmark: Benchmark, manifest: Path) -> dict[str, str]:
-    """frame_id -> group id (wall, drive, user) from the dataset manifest."""
-    return {f["frame_id"]: f[benchmark.group_key] for f in read_json(manifest)["frames"]}
+def manifest_groups(benchmark: Benchmark, manifest: dict[str, Any]) -> dict[str, str]:
+    """frame_id -> group id (wall, drive, user) from a dataset manifest document."""
+    return {f["frame_id"]: f[benchmark.group_key] for f in manifest["frames"]}
+
+
+def uncertainty_document(benchmark: Benchmark, counts: Sequence[Path], baseline: Sequence[Path],
+                         floor: Sequence[Path], groups: dict[str, str], resamples: int, seed: int) -> dict[str, Any]:
+    """The model's bootstrap document (intervals, paired comparisons with the baseline and the floor)."""
+    subjects = comparison_subjects(benchmark, counts, baseline, floor)
+    others = {"baseline": subjects["baseline"], "floor": subjects["floor"]}
+    document = bootstrap(benchmark, subjects["model"], groups, resamples, seed, others)
+    return {"benchmark": benchmark.name, "split": counts_split(counts[0]), **document}
 
 
 def uncertainty(benchmark: Benchmark, counts: Sequence[Path], baseline: Sequence[Path], floor: Sequence[Path],
                 manifest: Path, resamples: int, seed: int, out: Path) -> dict[str, Any]:
-    subjects = comparison_subjects(benchmark, counts, baseline, floor)
-    others = {"baseline": subjects["baseline"], "floor": subjects["floor"]}
-    document = bootstrap(benchmark, subjects["model"], read_groups(benchmark, manifest), resamples, seed, others)
-    document = {"benchmark": benchmark.name, "split": counts_split(counts[0]), **document}
+    document = uncertainty_document(benchmark, counts, baseline, floor, manifest_groups(benchmark, read_json(manifest)),
+                                    resamples, seed)
     write_json(out, document)
     return document
