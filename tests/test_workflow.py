@@ -11,8 +11,8 @@ from __future__ import annotations
 import contextlib
 import csv
 import json
-import re
 import os
+import re
 import shutil
 import sys
 from pathlib import Path
