@@ -13,6 +13,7 @@ import sqlite3
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 import requests
@@ -26,15 +27,21 @@ from segbench.protocols.definitions import load_benchmark
 from segbench.records.countsio import read_counts
 from segbench.server import api, browser
 from segbench.server.store import FolderStore
+from segbench.synthetic.painting_vision import build_dataset
 
-BLIND = "blind"
-BLIND_PHASE = f"""  - name: {BLIND}
+BLIND, WIDE = "blind", "wide"
+MORE_PHASES = f"""  - name: {BLIND}
     split: {SPLIT}
     quota_total: 100
     selection: 1
     show_scores: false
     private_fraction: 0.5
+  - name: {WIDE}
+    split: {SPLIT}
+    selection: 1
+    private_fraction: 0.5
 """
+WIDE_WALLS = 35  # the generator's 4/14 of them test walls: 10, 5 public
 RESAMPLES, SEED = 50, 0  # the workers' (server_fixtures.WORKER_OPTIONS)
 TOO_FEW = "too few units (2 wall_id units) for an interval"
 REPORT, METRIC = "shared_metrics", "mIoU"
@@ -46,12 +53,23 @@ def served(tmp_path_factory):
     deployment = Deployment(tmp_path_factory.mktemp("board"))
     phases = deployment.folder / "both" / f"{BENCHMARK}.yaml"
     phases.parent.mkdir()
-    phases.write_text(PHASES + BLIND_PHASE)
+    phases.write_text(PHASES + MORE_PHASES)
     segbench("server", "add-phase", "--db", deployment.db, "--benchmark", BENCHMARK, "--name", BLIND, "--data",
              str(DATA), "--manifest", str(MANIFEST), "--phases", str(phases))
+    wide, manifest = wide_split(deployment)
+    segbench("server", "add-phase", "--db", deployment.db, "--benchmark", BENCHMARK, "--name", WIDE, "--data",
+             str(wide), "--manifest", str(manifest), "--phases", str(phases))
     deployment.worker()
     yield deployment
     deployment.close()
+
+
+def wide_split(deployment: Deployment):
+    """A Painting Vision dataset of WIDE_WALLS walls of 2 frames from the embedded generator, and its manifest."""
+    data, manifest = deployment.folder / "wide", deployment.folder / "wide_manifest.json"
+    build_dataset(data, seed=0, walls=WIDE_WALLS, frames_per_wall=2)
+    segbench("manifest", "--benchmark", BENCHMARK, "--data", str(data), "--out", str(manifest))
+    return data, manifest
 
 
 @pytest.fixture(scope="module")
@@ -75,18 +93,18 @@ def submit(deployment: Deployment, team: str, data: bytes, method: str, phase: s
     return view
 
 
-def private_walls(deployment: Deployment) -> set[str]:
-    """The private walls by hand: the 4 test walls ranked by HMAC-SHA256 under the stored secret,
-    round(0.5 * 4) = 2 first."""
+def private_walls(deployment: Deployment, manifest: Path = MANIFEST) -> set[str]:
+    """The private walls by hand: the test walls ranked by HMAC-SHA256 under the stored secret,
+    the first half of them (4 embedded walls: 2)."""
     (secret,), = query(deployment, "SELECT value FROM settings WHERE key = 'division_secret'")
-    walls = sorted({f["wall_id"] for f in split_frames()[0]})
+    walls = sorted({f["wall_id"] for f in split_frames(manifest)[0]})
     ranked = sorted(walls, key=lambda w: hmac.new(bytes.fromhex(secret), w.encode(), hashlib.sha256).hexdigest())
-    return set(ranked[:2])
+    return set(ranked[: len(walls) // 2])
 
 
-def part_frames(deployment: Deployment) -> dict[str, list[str]]:
-    private = private_walls(deployment)
-    frames = split_frames()[0]
+def part_frames(deployment: Deployment, manifest: Path = MANIFEST) -> dict[str, list[str]]:
+    private = private_walls(deployment, manifest)
+    frames = split_frames(manifest)[0]
     return {"public": sorted(f["frame_id"] for f in frames if f["wall_id"] not in private),
             "private": sorted(f["frame_id"] for f in frames if f["wall_id"] in private)}
 
@@ -135,17 +153,21 @@ def test_the_ladder_through_the_api_and_replayed_from_the_stored_counts(served, 
         "alpha", "thirds", score, decimals)
     assert entry["beats_floor"] == TOO_FEW and floor["kind"] == "floor"
 
-    # Every released number again from the store: core.ladder.replay over the stored counts.
+    assert_replayed(served, "alpha", PHASE, MANIFEST)
+
+
+def assert_replayed(deployment: Deployment, team: str, phase: str, manifest: Path) -> None:
+    """Every released number of the team's in the phase again from the store: core.ladder.replay
+    over the stored counts, in the Ladder's order."""
     benchmark = load_benchmark(BENCHMARK)
-    groups = {f["frame_id"]: f["wall_id"] for f in split_frames()[0]}
-    order = query(served, "SELECT id, released, public_score, public_decimals, ladder_note FROM submissions WHERE "
-                          "ladder_position IS NOT NULL AND team_id = (SELECT id FROM teams WHERE name = 'alpha') "
-                          "ORDER BY ladder_position")
-    data = [headline_data(benchmark, stored_counts(served, row[0]), benchmark.ground_truth, groups,
-                          part_frames(served)["public"]) for row in order]
-    replayed = replay(data, RESAMPLES, SEED)
-    assert [(bool(r[1]), r[2], r[3], r[4]) for r in order] == [
-        (d.released, d.score, d.decimals, d.note) for d in replayed]
+    groups = {f["frame_id"]: f["wall_id"] for f in split_frames(manifest)[0]}
+    order = query(deployment, "SELECT id, released, public_score, public_decimals, ladder_note FROM submissions WHERE "
+                              "ladder_position IS NOT NULL AND team_id = (SELECT id FROM teams WHERE name = ?) AND "
+                              "phase_id = (SELECT id FROM phases WHERE name = ?) ORDER BY ladder_position", team, phase)
+    data = [headline_data(benchmark, stored_counts(deployment, row[0]), benchmark.ground_truth, groups,
+                          part_frames(deployment, manifest)["public"]) for row in order]
+    assert order and [(bool(r[1]), r[2], r[3], r[4]) for r in order] == [
+        (d.released, d.score, d.decimals, d.note) for d in replay(data, RESAMPLES, SEED)]
 
 
 def test_twenty_concurrent_selections_select_exactly_the_phases_one(served):
@@ -287,3 +309,31 @@ def test_a_phase_without_scores_shows_that_each_submission_was_scored_and_nothin
     assert (entry["rank"], entry["team"], entry["headline"]["value"], entry["beats_floor"],
             entry["tied_with_above"]) == (None, "alpha", None, None, None)
     assert served.api(f"/benchmarks/{BENCHMARK}/phases/{BLIND}/private-leaderboard")[0] == 403
+
+
+def test_a_hand_worked_ladder_on_five_public_walls(served, tmp_path):
+    data, manifest = served.folder / "wide", served.folder / "wide_manifest.json"
+    frames, _ = split_frames(manifest)
+    assert len({f["wall_id"] for f in frames}) == 10 and len(frames) == 20
+    views = [submit(served, "beta", make_upload(tmp_path / f"{i}.zip", blank_rows=rows, data=data,
+                                                manifest=manifest).read_bytes(), f"b{i}", WIDE)
+             for i, rows in enumerate((1 / 3, 0.1, 0.2, 0.0))]
+    ladder = [v["ladder"] for v in views]
+    values = [exact(served, v["id"], "results") for v in views]
+    # By hand (the division, so the exact values, changes with each deployment's secret; the notes
+    # do not): a tenth of each frame blanked beats a third on every wall, by far more than one paired
+    # standard error; a fifth blanked is below the best; the ground truth itself is above it again.
+    assert [(d["released"], d["note"]) for d in ladder] == [
+        (True, "first score"), (True, "new best"), (False, "within noise of your best"), (True, "new best")]
+    scores = [d["public_score"] for d in ladder]
+    assert [scores[i] for i in (0, 1, 3)] == [round(values[i], ladder[i]["decimals"]) for i in (0, 1, 3)]
+    assert (scores[2], ladder[2]["decimals"]) == (scores[1], ladder[1]["decimals"]) and values[2] < values[1]
+    assert values[3] == scores[3] == 1.0
+    assert_replayed(served, "beta", WIDE, manifest)
+    (entry, floor), = [g["entries"] for g in served.api(f"/benchmarks/{BENCHMARK}/phases/{WIDE}/leaderboard")[1]["groups"]]
+    assert (entry["team"], entry["method"], entry["headline"]["value"], entry["tied_with_above"]) == (
+        "beta", "b3", 1.0, False)
+    assert entry["beats_floor"] == "yes"  # five public walls: the interval rule decides
+    page = signed_in_browser(served, "beta").get(f"{served.url}/submissions/{views[2]['id']}")
+    kept = f"{scores[2]:.{ladder[2]['decimals']}f}"
+    assert "<pre>within noise of your best</pre>" in page.text and f"<pre>{kept}</pre>" in page.text
