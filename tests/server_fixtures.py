@@ -71,19 +71,21 @@ def stop(process: subprocess.Popen) -> None:
             process.wait()
 
 
-def split_frames() -> tuple[list[dict], str]:
-    manifest = json.loads(MANIFEST.read_text())
+def split_frames(manifest_path: Path = MANIFEST) -> tuple[list[dict], str]:
+    manifest = json.loads(manifest_path.read_text())
     return [f for f in manifest["frames"] if f["split"] == SPLIT], manifest["dataset_id"]
 
 
 def make_upload(path: Path, blank_rows: float = 1 / 3, dataset_id: str | None = None,
-                extra: dict[str, bytes] | None = None, skip: int = 0) -> Path:
-    """An upload of the test split: each frame's ground truth with its top `blank_rows` set to 0,
-    `dataset_id.txt` (the manifest's unless given), minus the first `skip` frames, plus `extra` members."""
-    frames, stated = split_frames()
+                extra: dict[str, bytes] | None = None, skip: int = 0, data: Path = DATA,
+                manifest: Path = MANIFEST) -> Path:
+    """An upload of the test split (of `data`, as `manifest` lists it): each frame's ground truth
+    with its top `blank_rows` set to 0, `dataset_id.txt` (the manifest's unless given), minus the
+    first `skip` frames, plus `extra` members."""
+    frames, stated = split_frames(manifest)
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as upload:
         for frame in frames[skip:]:
-            mask = np.array(Image.open(DATA / frame["label"]["path"]))
+            mask = np.array(Image.open(data / frame["label"]["path"]))
             mask[: int(mask.shape[0] * blank_rows)] = 0
             buffer = io.BytesIO()
             Image.fromarray(mask).save(buffer, format="PNG")

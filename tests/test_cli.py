@@ -97,7 +97,7 @@ def test_help_lists_the_commands_people_use_apart_from_the_workflows_steps(capsy
     people, steps = text.split("\n\ncommands:\n")[1].split("\n\nthe workflow's steps (its rules run these; runnable by hand):\n")
     assert [line.split()[0] for line in people.splitlines()] == [
         "manifest", "audit", "infer", "metrics", "idd-labels", "results", "export-onnx", "export-torchscript",
-        "import-checkpoint", "export", "check-submission"]
+        "import-checkpoint", "export", "check-submission", "server", "submit", "submissions"]
     assert [line.split()[0] for line in steps.splitlines()[:-2]] == [
         "identify", "score", "record", "pull", "uncertainty", "slices", "plot-iou", "plot-confusion", "plot-fraction",
         "overlays", "plot-data", "check-results"]

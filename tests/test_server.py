@@ -16,6 +16,9 @@ import requests
 from server_fixtures import BENCHMARK, DATA, MANIFEST, PHASE, SPLIT, Deployment, environment, make_upload, segbench
 
 from segbench.protocols.definitions import load_benchmark
+from segbench.records.countsio import read_counts
+from segbench.server.store import FolderStore
+from segbench.steps.metrics import document
 
 LIMIT = 200_000  # the server's upload limit here: above the uploads, below the oversized one
 
@@ -39,6 +42,11 @@ def rows(deployment: Deployment, table: str) -> int:
         return db.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
 
 
+def stored_row(deployment: Deployment, table: str, column: str, key: str, value: str):
+    with sqlite3.connect(deployment.db.removeprefix("sqlite:///")) as db:
+        return db.execute(f"SELECT {column} FROM {table} WHERE {key} = ?", (value,)).fetchone()[0]
+
+
 def test_an_upload_is_queued_then_scored_as_segbench_metrics_scores_it(served, upload, tmp_path):
     status, accepted = served.upload("alpha", upload.read_bytes(), "thirds")
     assert status == 201 and accepted["status"] == "queued" and len(accepted["id"]) == 32
@@ -48,39 +56,47 @@ def test_an_upload_is_queued_then_scored_as_segbench_metrics_scores_it(served, u
              load_benchmark(BENCHMARK).ground_truth.name, "--data", str(DATA), "--split", SPLIT,
              "--out", str(tmp_path / "metrics.json"))
     expected = json.loads((tmp_path / "metrics.json").read_text())
-    assert view["results"] == expected["results"]
-    assert view["frames"] == expected["frames"] and view["pixels_evaluated"] == expected["pixels_evaluated"]
+    # The stored counts are the CLI's: every metric on the whole split recomputed from them is its.
+    counts, _ = read_counts(FolderStore(served.store).path(stored_row(served, "submissions", "counts_sha256", "id",
+                                                                      accepted["id"])))
+    whole = document(load_benchmark(BENCHMARK), counts, load_benchmark(BENCHMARK).ground_truth, SPLIT, "x", "predictions")
+    assert whole["results"] == expected["results"] and whole["frames"] == expected["frames"]
     assert view["upload_sha256"] == hashlib.sha256(upload.read_bytes()).hexdigest()
+    assert view["ladder"]["note"] == "first score" and view["ladder"]["released"] is True
+    assert "results" not in view and "private" not in view and "public" not in view  # no exact number before the reveal
 
     status, board = served.api(f"/benchmarks/{BENCHMARK}/phases/{PHASE}/leaderboard")
     assert status == 200
     (group,) = board["groups"]
+    assert group["part"] == "public"
     entry = next(e for e in group["entries"] if e["team"] == "alpha")
     report, metric = group["headline"].split(".")
-    assert entry["headline"]["value"] == expected["results"][report][metric]
-    assert entry["headline"]["ci_low"] <= entry["headline"]["value"] <= entry["headline"]["ci_high"]
+    public = json.loads(stored_row(served, "submissions", "results", "id", accepted["id"]))
+    assert entry["headline"]["value"] == view["ladder"]["public_score"] == round(
+        public["results"][report][metric], view["ladder"]["decimals"])
+    assert entry["headline"]["ci_low"] is None and entry["vs_floor"] is None and entry["vs_baseline"] is None
     assert entry["method"] == "thirds" and entry["provenance"]["upload_sha256"] == view["upload_sha256"]
     assert entry["provenance"]["dataset_id"] == group["dataset_id"] == view["dataset_id"]
-    assert entry["vs_floor"]["excludes_zero"] is True and entry["beats_floor"] is True
+    assert entry["beats_floor"] == "too few units (2 wall_id units) for an interval"  # the public part: 2 of 4 walls
     floor = group["entries"][-1]
-    assert floor["kind"] == "floor" and entry["vs_floor"]["difference"] == pytest.approx(
-        entry["headline"]["value"] - floor["headline"]["value"])
-    with sqlite3.connect(served.db.removeprefix("sqlite:///")) as db:
-        baseline = json.loads(db.execute("SELECT baseline_results FROM phases").fetchone()[0])["results"]
-    assert entry["vs_baseline"]["difference"] == pytest.approx(entry["headline"]["value"] - baseline[report][metric])
-    assert entry["vs_baseline"]["excludes_zero"] is True  # a third of each frame blanked against a half
+    assert floor["kind"] == "floor" and floor["frames"] == public["frames"]
+    baseline = json.loads(stored_row(served, "phases", "baseline_results", "name", PHASE))
+    assert baseline["frames"] == public["frames"]  # the baseline on the public part, as the entries
 
 
-def test_a_better_upload_takes_the_teams_place_on_the_board(served, upload, tmp_path):
+def test_a_better_upload_within_too_few_units_keeps_the_teams_first_score(served, upload, tmp_path):
     better = make_upload(tmp_path / "better.zip", blank_rows=0.1)
     status, accepted = served.upload("alpha", better.read_bytes(), "tenth")
     assert status == 201
-    assert served.wait_for("alpha", accepted["id"])["status"] == "scored"
+    view = served.wait_for("alpha", accepted["id"])
+    assert view["ladder"]["released"] is False
+    assert view["ladder"]["note"] == "too few units (2 wall_id units) for an interval"
     status, worse = served.upload("beta", upload.read_bytes(), "thirds")
     assert served.wait_for("beta", worse["id"])["status"] == "scored"
     entries = served.api(f"/benchmarks/{BENCHMARK}/phases/{PHASE}/leaderboard")[1]["groups"][0]["entries"]
-    assert [(e["rank"], e["team"], e["method"]) for e in entries] == [(1, "alpha", "tenth"), (2, "beta", "thirds"),
-                                                                        (None, None, None)]
+    # The same released score: ranked by the time of release, and tied (too few units to tell).
+    assert [(e["rank"], e["team"], e["method"], e["tied_with_above"]) for e in entries] == [
+        (1, "alpha", "thirds", False), (2, "beta", "thirds", True), (None, None, None, None)]
 
 
 REFUSALS = [
@@ -152,7 +168,7 @@ def test_the_client_submits_with_the_token_from_the_environment_and_waits(served
     submission_id, rest = done.stdout.split("\n", 1)
     result = json.loads(rest)
     assert (result["id"], result["status"], result["method"]) == (submission_id, "scored", "cli")
-    assert served.api(f"/submissions/{submission_id}", "beta")[1]["results"] == result["results"]
+    assert served.api(f"/submissions/{submission_id}", "beta")[1] == result
 
 
 def signed_in_browser(served, team: str):
@@ -183,7 +199,7 @@ def test_a_browser_signs_in_uploads_through_the_form_and_sees_its_submission(ser
     submission_id = sent.headers["location"].rsplit("/", 1)[1]
     assert served.wait_for("alpha", submission_id)["status"] == "scored"
     page = browser.get(served.url + f"/submissions/{submission_id}")
-    assert page.status_code == 200 and "Every metric" in page.text and "shared_metrics.mIoU" in page.text
+    assert page.status_code == 200 and "public score" in page.text and "Every metric" not in page.text
     assert submission_id in browser.get(served.url + "/team").text
     board = requests.get(served.url + f"/boards/{BENCHMARK}/{PHASE}")
     entries = served.api(f"/benchmarks/{BENCHMARK}/phases/{PHASE}/leaderboard")[1]["groups"][0]["entries"]

@@ -78,7 +78,9 @@ To submit (an upload as `segbench export` writes it):
   segbench export --benchmark painting-vision --dataset-manifest data_manifest.json --split test \\
       --predictions PREDICTIONS --out upload.zip
   segbench submit upload.zip --server {url} --token {first} --benchmark painting-vision --phase {PHASE} --wait
-  segbench submissions --server {url} --token {first}""", flush=True)
+  segbench submissions --server {url} --token {first}
+The public boards show the Ladder's released scores; to open a phase's private board:
+  segbench server reveal --db {db} --benchmark painting-vision --phase {PHASE}""", flush=True)
         while all(p.poll() is None for p in processes):
             time.sleep(0.5)
         return 1  # one of them stopped on its own: its log says why

@@ -349,6 +349,9 @@ def run_server(step: ModuleType, args: argparse.Namespace) -> None:
     elif args.server_command == "add-phase":
         phase = step.add_phase(db, args.benchmark, args.name, args.data, args.manifest, args.baseline, args.phases)
         print(f"phase {phase.name} of {phase.benchmark}: split {phase.split}, dataset {phase.dataset_id}")
+    elif args.server_command == "reveal":
+        phase = step.reveal(db, args.benchmark, args.phase)
+        print(f"phase {phase.name} of {phase.benchmark}: private board revealed at {phase.revealed_at.isoformat()}Z")
     elif args.server_command == "run":
         step.serve(db, args.host, args.port, step.settings_of(vars(args)))
     else:

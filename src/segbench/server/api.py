@@ -1,5 +1,6 @@
-"""The JSON API (/api/v1): a team's uploads and its own submissions, the public boards, and the
-host's view of every submission (host token only)."""
+"""The JSON API (/api/v1): a team's uploads, its own submissions and its selection for the
+private ranking, the public boards, the private boards once revealed, and the host's view of
+every submission (host token only)."""
 
 from __future__ import annotations
 
@@ -11,10 +12,11 @@ from sqlalchemy.orm import joinedload
 from starlette.concurrency import run_in_threadpool
 
 from ..protocols.definitions import load_benchmark
-from .board import board_json, groups, scored
+from .board import board_groups, board_json, scored
 from .models import Phase, Submission
-from .web import (accept_upload, deployment_of, find_phase, own_submission, own_submissions, require_host,
-                  require_team, submission_view)
+from .parts import PRIVATE, PUBLIC
+from .web import (ApiError, accept_upload, deployment_of, find_phase, own_submission, own_submissions, require_host,
+                  require_team, select_submission, submission_view)
 
 router = APIRouter(prefix="/api/v1")
 
@@ -39,23 +41,46 @@ def submission(submission_id: str, request: Request) -> dict:
     return submission_view(own_submission(request, require_team(request), submission_id))
 
 
+@router.post("/submissions/{submission_id}/select")
+def choose(submission_id: str, request: Request) -> dict:
+    """Choose the submission for the private ranking (at most the phase's `selection`)."""
+    return submission_view(select_submission(request, require_team(request), submission_id, True))
+
+
+@router.delete("/submissions/{submission_id}/select")
+def unchoose(submission_id: str, request: Request) -> dict:
+    return submission_view(select_submission(request, require_team(request), submission_id, False))
+
+
 @router.get("/phases")
 def phases(request: Request) -> dict:
     with deployment_of(request).sessions() as session:
         found = session.scalars(select(Phase).order_by(Phase.benchmark, Phase.name)).all()
-        return {"phases": [{"benchmark": p.benchmark, "phase": p.name, "split": p.split, "dataset_id": p.dataset_id}
-                           for p in found]}
+        return {"phases": [{"benchmark": p.benchmark, "phase": p.name, "split": p.split, "dataset_id": p.dataset_id,
+                            "selection": p.selection, "show_scores": p.show_scores,
+                            "revealed": p.revealed_at is not None} for p in found]}
 
 
-def phase_board(request: Request, benchmark: str, phase: str) -> list[dict[str, Any]]:
+def phase_board(request: Request, benchmark: str, phase: str, part: str = PUBLIC) -> list[dict[str, Any]]:
+    """The public board, or the private one once the host revealed the phase (before: 403)."""
     found = find_phase(request, benchmark, phase)
-    with deployment_of(request).sessions() as session:
-        return groups(load_benchmark(benchmark), found, scored(session, found))
+    if part == PRIVATE and found.revealed_at is None:
+        raise ApiError(403, f"the private board of phase {phase!r} is not revealed yet")
+    if part == PRIVATE and found.floor_private_results is None:
+        raise ApiError(404, f"phase {phase!r} has no private part")
+    deployment = deployment_of(request)
+    with deployment.sessions() as session:
+        return board_groups(deployment, load_benchmark(benchmark), found, scored(session, found), part)
 
 
 @router.get("/benchmarks/{benchmark}/phases/{phase}/leaderboard")
 def leaderboard(benchmark: str, phase: str, request: Request) -> dict:
     return {"benchmark": benchmark, "phase": phase, **board_json(phase_board(request, benchmark, phase))}
+
+
+@router.get("/benchmarks/{benchmark}/phases/{phase}/private-leaderboard")
+def private_leaderboard(benchmark: str, phase: str, request: Request) -> dict:
+    return {"benchmark": benchmark, "phase": phase, **board_json(phase_board(request, benchmark, phase, PRIVATE))}
 
 
 @router.get("/host/submissions")

@@ -19,6 +19,7 @@ from . import accounts
 from .api import phase_board, phases
 from .intake import TooLarge
 from .models import BrowserSession
+from .parts import PRIVATE, PUBLIC
 from .pages import board_page, frame, index_page, submission_page, team_page
 from .web import (ApiError, accept_upload, count_request, deployment_of, find_phase, own_submission, own_submissions, submission_view,
                   team_of_token)
@@ -167,4 +168,9 @@ def submission(submission_id: str, request: Request):
 
 @router.get("/boards/{benchmark}/{phase}", response_class=HTMLResponse)
 def board(benchmark: str, phase: str, request: Request):
-    return HTMLResponse(board_page(benchmark, phase, phase_board(request, benchmark, phase)))
+    return HTMLResponse(board_page(benchmark, phase, phase_board(request, benchmark, phase), PUBLIC))
+
+
+@router.get("/boards/{benchmark}/{phase}/private", response_class=HTMLResponse)
+def private_board(benchmark: str, phase: str, request: Request):
+    return HTMLResponse(board_page(benchmark, phase, phase_board(request, benchmark, phase, PRIVATE), PRIVATE))

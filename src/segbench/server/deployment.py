@@ -1,5 +1,6 @@
 """One deployment as a process sees it: the database (migrated by `segbench server init`), the
-store named in it, and the hidden split of each phase, verified once per process."""
+store and the host secret recorded in it, and the hidden split of each phase, verified once per
+process, with its public and private parts."""
 
 from __future__ import annotations
 
@@ -13,10 +14,14 @@ from ..errors import SegbenchError
 from .database import check_current, engine_for, sessions
 from .hidden import HiddenSplit, hidden_split
 from .models import Phase, Setting
+from .parts import part_frames
 from .settings import DEFAULTS, Settings
 from .store import Store, open_store
 
 STORE_KEY = "store_url"
+# The key of the keyed hash that divides each phase's units into its public and private parts
+# (hex): it must be usable, so it is kept as it is (no endpoint serves the settings table).
+SECRET_KEY = "division_secret"
 CODE_VERSION = f"segbench {__version__}"
 
 
@@ -26,9 +31,14 @@ class Deployment:
     sessions: sessionmaker[Session]
     store: Store
     settings: Settings
+    secret: bytes
 
     def hidden(self, phase: Phase) -> HiddenSplit:
         return hidden_split(phase.benchmark, phase.split, phase.data_dir, phase.manifest_path, phase.dataset_id)
+
+    def parts(self, phase: Phase) -> dict[str, tuple[str, ...]]:
+        """part -> its sorted frame ids (core.public_private with this deployment's secret)."""
+        return part_frames(self.hidden(phase), self.secret, phase.private_fraction)
 
 
 def stored_setting(session: Session, key: str) -> str | None:
@@ -41,10 +51,11 @@ def connect(db_url: str, settings: Settings = DEFAULTS) -> Deployment:
     check_current(engine)
     factory = sessions(engine)
     with factory() as session:
-        store_url = stored_setting(session, STORE_KEY)
-    if store_url is None:
-        raise SegbenchError(f"{engine.url!r}: no store recorded: run `segbench server init --db URL --store ...`")
-    return Deployment(engine, factory, open_store(store_url), settings)
+        store_url, secret = stored_setting(session, STORE_KEY), stored_setting(session, SECRET_KEY)
+    if store_url is None or secret is None:
+        raise SegbenchError(f"{engine.url!r}: no store or host secret recorded: run `segbench server init --db URL "
+                            "--store ...`")
+    return Deployment(engine, factory, open_store(store_url), settings, bytes.fromhex(secret))
 
 
 def verify_phases(deployment: Deployment) -> list[str]:

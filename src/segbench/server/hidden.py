@@ -28,6 +28,11 @@ class HiddenSplit:
     frames: tuple[Frame, ...]  # from the data: with the label files
 
     @property
+    def key(self) -> tuple[str, str, str, str, str]:
+        """hidden_split()'s arguments for this split (a hashable name of it, for caches)."""
+        return self.benchmark.name, self.split, str(self.data), str(self.manifest), self.dataset_id
+
+    @property
     def groups(self) -> dict[str, str]:
         """frame_id -> the benchmark's independent unit (wall, drive, user)."""
         return {f.frame_id: f.group_id for f in self.listed}

@@ -3,6 +3,7 @@ function of its arguments; segbench.commands reaches them through its table of s
 
 from __future__ import annotations
 
+import secrets
 import tempfile
 from pathlib import Path
 
@@ -13,23 +14,27 @@ from ..errors import SegbenchError
 from ..protocols.phases import load_phases, phases_path
 from . import accounts
 from .database import engine_for, migrate, sessions
-from .deployment import STORE_KEY, Deployment, connect, verify_phases
+from .deployment import SECRET_KEY, STORE_KEY, Deployment, connect, stored_setting, verify_phases
 from .hidden import open_hidden
 from .intake import check
-from .models import HostToken, Phase, Setting
-from .scoring import as_json, score_phase_floor, score_upload
+from .models import HostToken, Phase, Setting, utcnow
+from .parts import PRIVATE, PUBLIC, part_frames
+from .scoring import as_json, part_document, score_phase_floor, score_upload
 from .settings import DEFAULTS, Settings
 from .store import open_store
 
 
 def init(db_url: str, store_url: str) -> tuple[str, str | None]:
-    """Create or migrate the database and record the store; returns (schema revision, the host
+    """Create or migrate the database, record the store and, the first time, the host secret that
+    divides the phases' units into public and private parts; returns (schema revision, the host
     token when this call made it: shown once, only its hash kept)."""
     engine = engine_for(db_url)
     revision = migrate(engine)
     open_store(store_url)  # refused here, not at the first upload, when it cannot be opened
     with sessions(engine)() as session:
         session.merge(Setting(key=STORE_KEY, value=store_url))
+        if stored_setting(session, SECRET_KEY) is None:  # never replaced: it would move units between the parts
+            session.add(Setting(key=SECRET_KEY, value=secrets.token_hex(32)))
         session.commit()
         has_host = session.scalar(select(HostToken.id).limit(1)) is not None
         token = None if has_host else accounts.add_host_token(session)
@@ -64,17 +69,23 @@ def add_phase(db_url: str, benchmark: str, name: str, data: Path, manifest: Path
         raise SegbenchError(f"{path}: the phases of {definition.benchmark}, not of {benchmark}")
     deployment = connect(db_url)
     hidden = open_hidden(benchmark, definition.split, data.resolve(), manifest.resolve())
+    parts = part_frames(hidden, deployment.secret, definition.private_fraction)
     with tempfile.TemporaryDirectory(prefix="segbench-phase-") as folder:
-        floor_sha, floor_document = score_phase_floor(deployment.store, hidden, Path(folder))
+        floor_sha, floor_counts = score_phase_floor(deployment.store, hidden, Path(folder))
+        floor_private = None
+        if PRIVATE in parts:
+            floor_private = as_json(part_document(hidden, floor_counts, parts[PRIVATE], "floor", "floor"))
         baseline_sha = baseline_document = None
         if baseline is not None:
             check(hidden, baseline, str(baseline))
-            baseline_sha, _, baseline_document = score_upload(deployment.store, hidden, baseline, "baseline",
-                                                              Path(folder))
+            baseline_sha, baseline_counts = score_upload(deployment.store, hidden, baseline, "baseline", Path(folder))
+            baseline_document = as_json(part_document(hidden, baseline_counts, parts[PUBLIC], "baseline",
+                                                      "predictions"))
     phase = Phase.of(definition, data_dir=str(hidden.data), manifest_path=str(hidden.manifest),
-                     dataset_id=hidden.dataset_id, floor_counts_sha256=floor_sha, floor_results=as_json(floor_document),
-                     baseline_counts_sha256=baseline_sha,
-                     baseline_results=None if baseline_document is None else as_json(baseline_document))
+                     dataset_id=hidden.dataset_id, floor_counts_sha256=floor_sha,
+                     floor_results=as_json(part_document(hidden, floor_counts, parts[PUBLIC], "floor", "floor")),
+                     floor_private_results=floor_private, baseline_counts_sha256=baseline_sha,
+                     baseline_results=baseline_document)
     with deployment.sessions() as session:
         session.add(phase)
         try:
@@ -82,6 +93,23 @@ def add_phase(db_url: str, benchmark: str, name: str, data: Path, manifest: Path
         except IntegrityError:
             raise SegbenchError(f"benchmark {benchmark} has a phase named {name!r} already") from None
     return phase
+
+
+def reveal(db_url: str, benchmark: str, name: str) -> Phase:
+    """Open phase `name`'s private board (every endpoint serves it from now on); a phase is
+    revealed once, and its teams' selections are closed from then on."""
+    deployment = connect(db_url)
+    with deployment.sessions() as session:
+        phase = session.scalar(select(Phase).where(Phase.benchmark == benchmark, Phase.name == name))
+        if phase is None:
+            raise SegbenchError(f"no phase {name!r} of benchmark {benchmark!r}")
+        if phase.private_fraction == 0:
+            raise SegbenchError(f"phase {name!r} of {benchmark} has no private part (private_fraction 0)")
+        if phase.revealed_at is not None:
+            raise SegbenchError(f"phase {name!r} of {benchmark} was revealed at {phase.revealed_at.isoformat()}Z")
+        phase.revealed_at = utcnow()
+        session.commit()
+        return phase
 
 
 def serve(db_url: str, host: str, port: int, settings: Settings = DEFAULTS) -> None:

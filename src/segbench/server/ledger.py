@@ -9,16 +9,22 @@ transaction, claimed by a worker under a lease, finished only by the lease's hol
   writes). Either way a queued submission, or one whose lease expired (its worker died), gets a
   fresh claim id; only that claim may finish it.
 - finish/fail: an UPDATE guarded by the claim id, so a worker whose lease was taken over writes
-  nothing (the result is written once, by the last claim).
+  nothing (the result is written once, by the last claim). Finishing takes the team's lock first,
+  then decides the Ladder against the team's released best in the same transaction, so a team's
+  results are laddered one after the other in the order they are written (`ladder_position`).
+- select: a team's choice for the private ranking, under the team's lock, at most the phase's
+  `selection`, only before the phase's end and its reveal.
 """
 
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable
 from datetime import datetime, timedelta
+from typing import Any
 
 from sqlalchemy import func, or_, select, update
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, joinedload
 
 from ..errors import SegbenchError
 from .models import FAILED, QUEUED, SCORED, SCORING, Phase, Submission, Team, aware, utcnow
@@ -30,6 +36,14 @@ class QuotaExhausted(SegbenchError):
 
 class PhaseClosed(SegbenchError):
     """The phase takes no uploads now (before its start or from its end)."""
+
+
+class NoSuchSubmission(SegbenchError):
+    """No submission of this id is the team's."""
+
+
+class SelectionRefused(SegbenchError):
+    """The submission cannot be selected now (not scored, or the selection is full)."""
 
 
 def refusal(session: Session, team: Team, phase: Phase, now: datetime) -> SegbenchError | None:
@@ -111,15 +125,33 @@ def renew(session: Session, submission_id: str, owner: str, lease_seconds: float
     return done.rowcount == 1
 
 
-def finish(session: Session, submission_id: str, owner: str, counts_sha256: str, results: str,
-           uncertainty: str) -> bool:
-    """Record the result, if this claim still holds the lease; returns whether it did."""
-    done = session.execute(update(Submission).where(Submission.id == submission_id, Submission.lease_owner == owner,
-                                                    Submission.status == SCORING)
-                           .values(status=SCORED, counts_sha256=counts_sha256, results=results, uncertainty=uncertainty, error=None,
-                                   scored_at=utcnow(), lease_expires=None))
+def finish(session: Session, submission_id: str, owner: str, counts_sha256: str, results: str, uncertainty: str,
+           private_results: str | None = None, private_uncertainty: str | None = None,
+           decide: Callable[[Submission | None], dict[str, Any]] | None = None) -> bool:
+    """Record the result, if this claim still holds the lease; returns whether it did. `decide`
+    gets the team's released best of the phase and dataset (None: none yet) and returns the
+    Ladder's columns for this submission (released, public_score, public_decimals, ladder_note)."""
+    team_of_submission = select(Submission.team_id).where(Submission.id == submission_id).scalar_subquery()
+    session.execute(update(Team).where(Team.id == team_of_submission).values(last_upload_at=Team.last_upload_at))
+    held = session.scalar(select(Submission).where(Submission.id == submission_id, Submission.lease_owner == owner,
+                                                   Submission.status == SCORING))
+    if held is None:
+        session.rollback()
+        return False
+    ladder: dict[str, Any] = {}
+    if decide is not None:
+        earlier = session.scalars(select(Submission).where(
+            Submission.team_id == held.team_id, Submission.phase_id == held.phase_id,
+            Submission.dataset_id == held.dataset_id, Submission.ladder_position.is_not(None))
+            .order_by(Submission.ladder_position)).all()
+        best = next((s for s in reversed(earlier) if s.released), None)
+        ladder = {**decide(best), "ladder_position": len(earlier)}
+    session.execute(update(Submission).where(Submission.id == submission_id)
+                    .values(status=SCORED, counts_sha256=counts_sha256, results=results, uncertainty=uncertainty,
+                            private_results=private_results, private_uncertainty=private_uncertainty, error=None,
+                            scored_at=utcnow(), lease_expires=None, **ladder))
     session.commit()
-    return done.rowcount == 1
+    return True
 
 
 def fail(session: Session, submission_id: str, owner: str, error: str) -> bool:
@@ -128,3 +160,33 @@ def fail(session: Session, submission_id: str, owner: str, error: str) -> bool:
                            .values(status=FAILED, error=error, scored_at=utcnow(), lease_expires=None))
     session.commit()
     return done.rowcount == 1
+
+
+def select_for_ranking(session: Session, team: Team, submission_id: str, chosen: bool) -> Submission:
+    """Select (or, `chosen` false, unselect) the team's scored submission for the private ranking,
+    under the team's lock: at most the phase's `selection` selected, before its end and reveal."""
+    now = utcnow()
+    session.execute(update(Team).where(Team.id == team.id).values(last_upload_at=Team.last_upload_at))  # the lock
+    submission = session.scalar(select(Submission).options(joinedload(Submission.phase))
+                                .where(Submission.id == submission_id, Submission.team_id == team.id))
+    refused: SegbenchError | None = None
+    if submission is None:
+        refused = NoSuchSubmission(f"no submission {submission_id!r} of team {team.name}")
+    elif submission.phase.revealed_at is not None:
+        refused = PhaseClosed(f"phase '{submission.phase.name}' is revealed: its selection is closed")
+    elif submission.phase.closes_at is not None and now >= submission.phase.closes_at:
+        refused = PhaseClosed(f"phase '{submission.phase.name}' has ended: its selection is closed")
+    elif submission.status != SCORED:
+        refused = SelectionRefused(f"submission {submission_id} is {submission.status}: only a scored one is selected")
+    elif chosen and not submission.selected:
+        selected = session.scalar(select(func.count()).select_from(Submission).where(
+            Submission.team_id == team.id, Submission.phase_id == submission.phase_id, Submission.selected))
+        if selected >= submission.phase.selection:
+            refused = SelectionRefused(f"selection: at most {submission.phase.selection} submission(s) of phase "
+                                       f"'{submission.phase.name}', all chosen; unselect one first")
+    if refused is not None:
+        session.rollback()
+        raise refused
+    submission.selected = chosen
+    session.commit()
+    return submission

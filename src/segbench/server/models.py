@@ -76,10 +76,11 @@ class Phase(Base):
     manifest_path: Mapped[str] = mapped_column(Text)
     dataset_id: Mapped[str] = mapped_column(String(128))
     floor_counts_sha256: Mapped[str] = mapped_column(String(64))  # the floor's per-frame counts, in the store
-    floor_results: Mapped[str] = mapped_column(Text)  # JSON: the floor's metrics
+    floor_results: Mapped[str] = mapped_column(Text)  # JSON: the floor's metrics on the public part
+    floor_private_results: Mapped[str | None] = mapped_column(Text, nullable=True)  # on the private part (None: none)
     # The host's baseline upload, scored when the phase is added (None: no baseline).
     baseline_counts_sha256: Mapped[str | None] = mapped_column(String(64), nullable=True)
-    baseline_results: Mapped[str | None] = mapped_column(Text, nullable=True)
+    baseline_results: Mapped[str | None] = mapped_column(Text, nullable=True)  # on the public part
     opens_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
     closes_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
     quota_per_day: Mapped[int | None] = mapped_column(Integer, nullable=True)
@@ -88,6 +89,8 @@ class Phase(Base):
     show_scores: Mapped[bool] = mapped_column(Boolean, default=True)
     private_fraction: Mapped[float] = mapped_column(Float, default=0.0)
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    # Set by `segbench server reveal`: from then on the private board is served (None: hidden).
+    revealed_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
 
     def definition(self) -> PhaseDefinition:
         return PhaseDefinition(name=self.name, benchmark=self.benchmark, split=self.split, start=aware(self.opens_at),
@@ -120,8 +123,22 @@ class Submission(Base):
     lease_expires: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     counts_sha256: Mapped[str | None] = mapped_column(String(64), nullable=True)
-    results: Mapped[str | None] = mapped_column(Text, nullable=True)  # JSON: every report, as `segbench metrics`
-    uncertainty: Mapped[str | None] = mapped_column(Text, nullable=True)  # JSON: the bootstrap, as `segbench uncertainty`
+    # JSON, on the public part: every report, as `segbench metrics`; the bootstrap, as `segbench uncertainty`.
+    results: Mapped[str | None] = mapped_column(Text, nullable=True)
+    uncertainty: Mapped[str | None] = mapped_column(Text, nullable=True)
+    # The same on the private part (None: the phase has none); served only after the reveal.
+    private_results: Mapped[str | None] = mapped_column(Text, nullable=True)
+    private_uncertainty: Mapped[str | None] = mapped_column(Text, nullable=True)
+    # The public board's Ladder (core.ladder), decided when the result is written: the position of
+    # this submission in its team's sequence for the phase and dataset, whether it became the team's
+    # best, the team's released public score after it (rounded to `public_decimals`), the note.
+    ladder_position: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    released: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
+    public_score: Mapped[float | None] = mapped_column(Float, nullable=True)
+    public_decimals: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    ladder_note: Mapped[str | None] = mapped_column(String(128), nullable=True)
+    # Chosen by the team for the private ranking (POST .../select); none chosen: core.ladder.default_selection.
+    selected: Mapped[bool] = mapped_column(Boolean, default=False)
     error: Mapped[str | None] = mapped_column(Text, nullable=True)
     scored_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
     code_version: Mapped[str | None] = mapped_column(String(64), nullable=True)

@@ -49,7 +49,9 @@ def csrf_field(csrf: str | None) -> str:
 def index_page(phases: Sequence[dict[str, Any]], team: str | None, csrf: str) -> str:
     items = "".join(f'<li><a href="/boards/{escape(p["benchmark"])}/{escape(p["phase"])}">{escape(p["benchmark"])} · '
                     f'phase {escape(p["phase"])}</a> (split {escape(p["split"])}, dataset_id '
-                    f'<code>{escape(p["dataset_id"])}</code>)</li>' for p in phases)
+                    f'<code>{escape(p["dataset_id"])}</code>)' + (
+                        f' · <a href="/boards/{escape(p["benchmark"])}/{escape(p["phase"])}/private">private board</a>'
+                        if p["revealed"] else "") + '</li>' for p in phases)
     body = f"<h2>Leaderboards</h2><ul>{items or '<li>no phase yet</li>'}</ul>"
     if team is None:
         body += ('<h2>Sign in</h2><form method="post" action="/signin">' + csrf_field(csrf) +
@@ -76,20 +78,36 @@ def team_page(team: str, csrf: str, submissions: Sequence[dict[str, Any]], phase
     return frame(f"team {team}", form + table, team, csrf)
 
 
+def released_text(score: float | None, decimals: int | None) -> str:
+    """A released public score with the digits the Ladder released it with."""
+    if score is None:
+        return "—"
+    return repr(score) if decimals is None else f"{score:.{max(decimals, 0)}f}"
+
+
+def metrics_table(title: str, part: dict[str, Any]) -> str:
+    intervals = part["intervals"]
+    rows = "".join(f'<tr><td><code>{escape(k)}</code></td><td>{escape(number(v))}</td><td>'
+                   f'{escape(bracket(intervals.get(k)))}</td></tr>' for k, v in flatten(part["results"]).items())
+    return (f'<h2>{escape(title)}</h2><div class="scroll"><table class="detail"><thead><tr><th>metric</th>'
+            f'<th>value</th><th>95% interval</th></tr></thead><tbody>{rows}</tbody></table></div>')
+
+
 def submission_page(view: dict[str, Any], team: str, csrf: str) -> str:
+    ladder = view.get("ladder")
     facts = [("status", view["status"]), ("phase", f'{view["benchmark"]} · {view["phase"]}'),
              ("method", view["method"]), ("description", view["description"]), ("submitted", view["submitted_at"]),
              ("scored", view["scored_at"]), ("dataset_id", view["dataset_id"]), ("upload SHA-256", view["upload_sha256"]),
-             ("server code", view["code_version"]), ("error", view["error"])]
+             ("server code", view["code_version"]), ("error", view["error"]),
+             ("selected", "yes" if view["selected"] else None)]
+    if ladder is not None:
+        facts += [("public score", released_text(ladder["public_score"], ladder["decimals"])), ("board", ladder["note"])]
     body = "<table class=\"detail\"><tbody>" + "".join(
         f'<tr><th>{escape(k)}</th><td class="{escape(k.split()[0])}"><pre>{escape(str(v))}</pre></td></tr>'
         for k, v in facts if v is not None) + "</tbody></table>"
-    if "results" in view:
-        intervals = view["intervals"]
-        rows = "".join(f'<tr><td><code>{escape(k)}</code></td><td>{escape(number(v))}</td><td>'
-                       f'{escape(bracket(intervals.get(k)))}</td></tr>' for k, v in flatten(view["results"]).items())
-        body += ('<h2>Every metric</h2><div class="scroll"><table class="detail"><thead><tr><th>metric</th><th>value</th>'
-                 f'<th>95% interval</th></tr></thead><tbody>{rows}</tbody></table></div>')
+    for part in ("public", "private"):
+        if part in view:
+            body += metrics_table(f"Every metric, {part} part", view[part])
     return frame(f"submission {view['id']}", body, team, csrf)
 
 
@@ -103,14 +121,31 @@ def bracket(interval: dict[str, Any] | None) -> str:
     return f"[{interval['low']:.4f}, {interval['high']:.4f}]"
 
 
-def board_page(benchmark: str, phase: str, groups: Sequence[dict[str, Any]]) -> str:
-    parts = group_sections(groups)
-    rows = "".join(f'<tr><td>{escape(r["model"])}</td><td>{escape(r["method"])}</td><td>{escape(r["submitted_at"])}</td>'
+def shown(group: dict[str, Any]) -> dict[str, Any]:
+    """A public group as the page shows it: each released score with its released digits."""
+    if group["part"] != "public":
+        return group
+    key = group["headline"]
+    rows = [{**r, key: released_text(r[key], r["decimals"])} if r["kind"] == UPLOAD and r[key] is not None else r
+            for r in group["rows"]]
+    return {**group, "rows": rows}
+
+
+def board_page(benchmark: str, phase: str, groups: Sequence[dict[str, Any]], part: str) -> str:
+    parts = group_sections([shown(g) for g in groups])
+    rows = "".join(f'<tr><td>{escape(r["model"])}</td><td>{escape(r["method"])}</td>'
+                   f'<td>{"tied" if r["tied_with_above"] else ""}</td><td>{escape(r["submitted_at"])}</td>'
                    f'<td><code>{escape(r["provenance"]["dataset_id"])}</code></td>'
                    f'<td><code>{escape(r["provenance"]["upload_sha256"])}</code></td>'
                    f'<td>{escape(str(r["provenance"]["code_version"]))}</td></tr>'
                    for g in groups for r in g["rows"] if r["kind"] == UPLOAD)
-    parts.append('<h2>Entries</h2><div class="scroll"><table class="detail"><thead><tr><th>team</th><th>method</th>'
+    parts.append('<h2>Entries</h2><p class="meta">tied: the paired 95% interval against the entry above includes 0 '
+                 '(or too few units to exclude it)' + (PUBLIC_NOTE if part == "public" else "") + '</p>'
+                 '<div class="scroll"><table class="detail"><thead><tr><th>team</th><th>method</th><th>tie</th>'
                  '<th>submitted</th><th>dataset_id</th><th>upload SHA-256</th><th>server code</th></tr></thead>'
                  f"<tbody>{rows}</tbody></table></div>")
-    return page(f"{benchmark} · phase {phase}", parts or ["<p>no scored submission yet</p>"])
+    return page(f"{benchmark} · phase {phase} · {part} board", parts or ["<p>no scored submission yet</p>"])
+
+
+PUBLIC_NOTE = ("; each score is the public part's, as the Ladder released it: it moves only when a submission beats "
+               "the team's best by more than one standard error")

@@ -1,8 +1,9 @@
 """Scoring on the server, with the CLI's code: an upload's per-frame counts (steps.scoring, the
-same Parquet as `segbench score`, kept in the store by their SHA-256), its metrics document (as
-`segbench metrics`), and its bootstrap over the benchmark's units with paired comparisons against
-the phase's baseline and floor (core.bootstrap, as `segbench uncertainty`). The floor and the
-baseline are scored once, when the host adds the phase."""
+same Parquet as `segbench score`, kept once in the store by their SHA-256), and per part of the
+phase (public, private) its metrics document (as `segbench metrics`) and its bootstrap over the
+part's units with paired comparisons against the phase's baseline and floor (core.bootstrap, as
+`segbench uncertainty`): a part's numbers are the same counts summed over its frames. The floor
+and the baseline are scored once, when the host adds the phase."""
 
 from __future__ import annotations
 
@@ -30,20 +31,25 @@ def store_counts(store: Store, path: Path) -> str:
     return sha
 
 
-def score_upload(store: Store, hidden: HiddenSplit, upload: Path, name: str, folder: Path) -> tuple[str, FrameCounts,
-                                                                                                  dict[str, Any]]:
-    """(stored counts' SHA-256, counts, metrics document) of an upload in the ground truth's space."""
+def score_upload(store: Store, hidden: HiddenSplit, upload: Path, name: str, folder: Path) -> tuple[str, FrameCounts]:
+    """(stored counts' SHA-256, counts) of an upload in the ground truth's space."""
     benchmark, space = hidden.benchmark, hidden.benchmark.ground_truth
     path = folder / f"{name}.parquet"
     counts = score_model(benchmark, hidden.frames, name, "predictions", space, upload, path, hidden.split)
-    return store_counts(store, path), counts, document(benchmark, counts, space, hidden.split, name, "predictions")
+    return store_counts(store, path), counts
 
 
-def score_phase_floor(store: Store, hidden: HiddenSplit, folder: Path) -> tuple[str, dict[str, Any]]:
-    benchmark = hidden.benchmark
+def score_phase_floor(store: Store, hidden: HiddenSplit, folder: Path) -> tuple[str, FrameCounts]:
     path = folder / "floor.parquet"
-    counts = score_floor(benchmark, hidden.frames, path, hidden.split)
-    return store_counts(store, path), document(benchmark, counts, benchmark.ground_truth, hidden.split, FLOOR, FLOOR)
+    counts = score_floor(hidden.benchmark, hidden.frames, path, hidden.split)
+    return store_counts(store, path), counts
+
+
+def part_document(hidden: HiddenSplit, counts: FrameCounts, frames: tuple[str, ...], name: str,
+                  kind: str) -> dict[str, Any]:
+    """The metrics document of `counts` over one part's frames."""
+    benchmark = hidden.benchmark
+    return document(benchmark, counts.subset(frames), benchmark.ground_truth, hidden.split, name, kind)
 
 
 def stored_subject(store: Store, sha256: str, name: str, hidden: HiddenSplit, folder: Path) -> Subject:
@@ -58,10 +64,16 @@ def references(store: Store, hidden: HiddenSplit, phase: Phase, folder: Path) ->
             FLOOR: stored_subject(store, phase.floor_counts_sha256, FLOOR, hidden, folder)}
 
 
-def uncertainty(hidden: HiddenSplit, counts: FrameCounts, name: str, others: dict[str, Subject | None],
-                settings: Settings) -> dict[str, Any]:
-    subject = Subject(name, counts, hidden.benchmark.ground_truth)
-    return bootstrap(hidden.benchmark, subject, hidden.groups, settings.resamples, settings.seed, others)
+def restricted(subject: Subject | None, frames: tuple[str, ...]) -> Subject | None:
+    return None if subject is None else Subject(subject.name, subject.counts.subset(frames), subject.space)
+
+
+def part_uncertainty(hidden: HiddenSplit, counts: FrameCounts, frames: tuple[str, ...], name: str,
+                     others: dict[str, Subject | None], settings: Settings) -> dict[str, Any]:
+    """The bootstrap of `counts` over one part's units, paired with the references on the same frames."""
+    subject = Subject(name, counts.subset(frames), hidden.benchmark.ground_truth)
+    return bootstrap(hidden.benchmark, subject, hidden.groups, settings.resamples, settings.seed,
+                     {role: restricted(other, frames) for role, other in others.items()})
 
 
 def as_json(document: dict[str, Any]) -> str:

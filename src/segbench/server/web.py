@@ -19,6 +19,7 @@ from .accounts import is_host, team_of
 from .deployment import CODE_VERSION, Deployment
 from .intake import TooLarge, check, discard, receive
 from .models import Phase, Submission, Team
+from .parts import PRIVATE, PUBLIC
 from .ratelimit import RateLimit
 
 MAX_METHOD, MAX_DESCRIPTION = 128, 4000
@@ -115,6 +116,11 @@ def own_submission(request: Request, team: Team, submission_id: str) -> Submissi
     return found
 
 
+def select_submission(request: Request, team: Team, submission_id: str, chosen: bool) -> Submission:
+    with deployment_of(request).sessions() as session:
+        return ledger.select_for_ranking(session, team, submission_id, chosen)
+
+
 def own_submissions(request: Request, team: Team) -> list[Submission]:
     with deployment_of(request).sessions() as session:
         return list(session.scalars(select(Submission).options(joinedload(Submission.phase))
@@ -130,23 +136,39 @@ def checked_text(value: str, field: str, longest: int) -> str:
     return value
 
 
+def ladder_view(submission: Submission) -> dict[str, Any]:
+    """What the public board's Ladder released for the team after this submission."""
+    return {"public_score": submission.public_score, "decimals": submission.public_decimals,
+            "released": submission.released, "note": submission.ladder_note}
+
+
 def submission_view(submission: Submission) -> dict[str, Any]:
-    """A submission as its own team sees it: status, provenance and, once scored, every metric
-    with the bootstrap's intervals and paired differences."""
+    """A submission as its own team sees it: status, provenance, its selection and, once scored,
+    what the phase shows: before the reveal the Ladder's release on the public part (with
+    show_scores false, not even that), never an exact number; after the reveal every metric of
+    both parts with the bootstrap's intervals and paired differences."""
+    phase = submission.phase
     view = {
-        "id": submission.id, "benchmark": submission.phase.benchmark, "phase": submission.phase.name,
+        "id": submission.id, "benchmark": phase.benchmark, "phase": phase.name,
         "status": submission.status, "method": submission.method, "description": submission.description,
         "submitted_at": submission.created_at.isoformat() + "Z",
         "scored_at": None if submission.scored_at is None else submission.scored_at.isoformat() + "Z",
         "dataset_id": submission.dataset_id, "upload_sha256": submission.upload_sha256,
         "upload_bytes": submission.upload_bytes, "code_version": submission.code_version, "error": submission.error,
+        "selected": submission.selected,
     }
-    if submission.results is not None:
-        document = json.loads(submission.results)
-        bootstrap = json.loads(submission.uncertainty)
-        view.update({"frames": document["frames"], "pixels_evaluated": document["pixels_evaluated"],
-                     "results": document["results"], "intervals": bootstrap["intervals"],
-                     "comparisons": bootstrap["comparisons"]})
+    if submission.results is None:
+        return view
+    if phase.show_scores or phase.revealed_at is not None:
+        view["ladder"] = ladder_view(submission)
+    if phase.revealed_at is not None:
+        for part, results, bootstrap in ((PUBLIC, submission.results, submission.uncertainty),
+                                         (PRIVATE, submission.private_results, submission.private_uncertainty)):
+            if results is not None:
+                document, intervals = json.loads(results), json.loads(bootstrap)
+                view[part] = {"frames": document["frames"], "pixels_evaluated": document["pixels_evaluated"],
+                              "results": document["results"], "intervals": intervals["intervals"],
+                              "comparisons": intervals["comparisons"]}
     return view
 
 
@@ -185,4 +207,8 @@ def error_status(exc: SegbenchError) -> int:
         return 429
     if isinstance(exc, ledger.PhaseClosed):
         return 403
+    if isinstance(exc, ledger.NoSuchSubmission):
+        return 404
+    if isinstance(exc, ledger.SelectionRefused):
+        return 409
     return 400

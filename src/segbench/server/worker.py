@@ -1,7 +1,8 @@
 """A worker: claims a submission under a lease, scores its upload with the CLI's scorer
-(steps.scoring: per-frame counts, stored as Parquet in the store by their SHA-256), computes
-every metric from them as `segbench metrics` does (steps.metrics.document), and writes the result
-if its lease still holds. The lease is renewed while it scores; a worker that dies stops renewing
+(steps.scoring: per-frame counts, stored once as Parquet in the store by their SHA-256), computes
+every metric from them per part of the phase (public, private) as `segbench metrics` does
+(steps.metrics.document), and writes the result if its lease still holds, with the public
+board's Ladder decided against the team's released best in the same transaction. The lease is renewed while it scores; a worker that dies stops renewing
 it, and once it expires another worker claims the submission and scores it again."""
 
 from __future__ import annotations
@@ -11,8 +12,12 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy.exc import OperationalError
+
+from ..core.headline import UnitData, headline_data
+from ..core.ladder import Standing, ladder_step
 
 from ..errors import SegbenchError
 from . import ledger
@@ -20,7 +25,11 @@ from .deployment import Deployment
 from .hidden import HiddenSplit
 from .intake import UPLOAD_NAME
 from .models import Submission
-from .scoring import as_json, references, score_upload, uncertainty
+from .parts import PRIVATE, PUBLIC, stored_headline
+from .scoring import as_json, part_document, part_uncertainty, references, score_upload
+
+# Where each part's metrics and bootstrap are written.
+COLUMNS = {PUBLIC: ("results", "uncertainty"), PRIVATE: ("private_results", "private_uncertainty")}
 
 GAVE_UP = "the server's workers stopped {} times while scoring this upload; it is not scored again"
 HIDDEN_DATA_PROBLEM = ("the server could not score this upload against its hidden data (a problem on the "
@@ -28,13 +37,34 @@ HIDDEN_DATA_PROBLEM = ("the server could not score this upload against its hidde
 
 
 def score_submission(deployment: Deployment, hidden: HiddenSplit, submission: Submission,
-                     folder: Path) -> tuple[str, dict, dict]:
-    """(stored counts' SHA-256, metrics document, bootstrap document) of a submission's upload."""
+                     folder: Path) -> tuple[dict[str, Any], UnitData]:
+    """(the result's columns: stored counts' SHA-256, each part's metrics and bootstrap documents;
+    the public part's headline data, for the Ladder) of a submission's upload, scored once."""
     store = deployment.store
     upload = store.fetch(submission.upload_sha256, folder / UPLOAD_NAME)
-    counts_sha, counts, document = score_upload(store, hidden, upload, submission.id, folder)
+    counts_sha, counts = score_upload(store, hidden, upload, submission.id, folder)
     others = references(store, hidden, submission.phase, folder)
-    return counts_sha, document, uncertainty(hidden, counts, submission.id, others, deployment.settings)
+    result: dict[str, Any] = {"counts_sha256": counts_sha}
+    for part, frames in deployment.parts(submission.phase).items():
+        results, bootstrap = COLUMNS[part]
+        result[results] = as_json(part_document(hidden, counts, frames, submission.id, "predictions"))
+        result[bootstrap] = as_json(part_uncertainty(hidden, counts, frames, submission.id, others,
+                                                     deployment.settings))
+    public = headline_data(hidden.benchmark, counts, hidden.benchmark.ground_truth, hidden.groups,
+                           deployment.parts(submission.phase)[PUBLIC])
+    return result, public
+
+
+def ladder_columns(deployment: Deployment, hidden: HiddenSplit, public: UnitData,
+                   best: Submission | None) -> dict[str, Any]:
+    """The Ladder's decision on a submission (its public part's headline data) against the team's
+    released best, rebuilt from the best's stored counts and released score."""
+    standing = None if best is None else Standing(
+        stored_headline(deployment.store, hidden, best.counts_sha256, public.frame_ids), best.public_score,
+        best.public_decimals)
+    decision, _ = ladder_step(standing, public, deployment.settings.resamples, deployment.settings.seed)
+    return {"released": decision.released, "public_score": decision.score, "public_decimals": decision.decimals,
+            "ladder_note": decision.note}
 
 
 def team_message(error: SegbenchError, hidden: HiddenSplit, folder: Path) -> str:
@@ -84,14 +114,15 @@ def work_once(deployment: Deployment) -> str | None:
     hidden = deployment.hidden(phase)
     with tempfile.TemporaryDirectory(prefix="segbench-worker-") as folder, Heartbeat(deployment, submission.id, owner):
         try:
-            counts_sha, document, bootstrap = score_submission(deployment, hidden, submission, Path(folder))
+            result, public = score_submission(deployment, hidden, submission, Path(folder))
         except SegbenchError as exc:
             print(f"segbench worker: submission {submission.id}: {exc}", file=sys.stderr)
             with deployment.sessions() as session:
                 ledger.fail(session, submission.id, owner, team_message(exc, hidden, Path(folder)))
             return submission.id
     with deployment.sessions() as session:
-        if not ledger.finish(session, submission.id, owner, counts_sha, as_json(document), as_json(bootstrap)):
+        if not ledger.finish(session, submission.id, owner, **result,
+                             decide=lambda best: ladder_columns(deployment, hidden, public, best)):
             print(f"segbench worker: submission {submission.id}: lease lost; its result is another claim's",
                   file=sys.stderr)
     return submission.id

@@ -1,0 +1,67 @@
+"""A phase's public and private parts on the server: its hidden split's frames divided by the
+keyed hash of their unit (core.public_private, the host secret kept in the settings table), the
+headline of stored counts over one part (for the Ladder and the ties), and the floor verdict
+read from a part's bootstrap document."""
+
+from __future__ import annotations
+
+import tempfile
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from ..core.headline import PairedDifference, UnitData, headline_data
+from ..core.public_private import divide_frames
+from ..core.significance import floor_verdict, mark_ties
+from ..records.countsio import read_counts
+from .hidden import HiddenSplit, hidden_split
+from .store import Store
+
+PUBLIC, PRIVATE = "public", "private"
+
+
+def part_frames(hidden: HiddenSplit, secret: bytes, fraction: float) -> dict[str, tuple[str, ...]]:
+    """part -> its sorted frame ids; the private part is absent when the phase has none."""
+    parts = divide_frames(hidden.groups, secret, fraction)
+    out = {PUBLIC: tuple(sorted(parts.public_frames))}
+    if parts.private_frames:
+        out[PRIVATE] = tuple(sorted(parts.private_frames))
+    return out
+
+
+def stored_headline(store: Store, hidden: HiddenSplit, counts_sha256: str, frames: tuple[str, ...]) -> UnitData:
+    """The headline data of a submission's stored counts over `frames`."""
+    return cached_headline(store, hidden.key, counts_sha256, frames)
+
+
+@lru_cache(maxsize=4096)
+def cached_headline(store: Store, hidden_key: tuple[str, ...], counts_sha256: str, frames: tuple[str, ...]) -> UnitData:
+    """stored_headline's cache (counts are immutable under their SHA-256, so it never goes stale);
+    the hidden split by its key, as hidden_split() keeps it once per process."""
+    hidden = hidden_split(*hidden_key)
+    with tempfile.TemporaryDirectory(prefix="segbench-counts-") as folder:
+        counts, _ = read_counts(store.fetch(counts_sha256, Path(folder) / "counts.parquet"))
+    return headline_data(hidden.benchmark, counts, hidden.benchmark.ground_truth, hidden.groups, frames)
+
+
+def verdict_against_floor(bootstrap: dict[str, Any], key: str, unit: str) -> str:
+    """core.significance.floor_verdict of the paired comparison with the floor in a part's
+    bootstrap document (the worker's, over that part's units)."""
+    found = ((bootstrap["comparisons"].get("floor") or {}).get("metrics") or {}).get(key) or {}
+    paired = PairedDifference(found.get("difference"), None, found.get("low"), found.get("high"), bootstrap["groups"],
+                              unit)
+    return floor_verdict(paired)
+
+
+def ties(store: Store, hidden: HiddenSplit, counts_sha256s: tuple[str, ...], frames: tuple[str, ...], resamples: int,
+         seed: int) -> tuple[bool, ...]:
+    """core.significance.mark_ties of a ranked board's entries (their stored counts, best first)
+    over one part's frames: whether each is tied with the entry above."""
+    return cached_ties(store, hidden.key, counts_sha256s, frames, resamples, seed)
+
+
+@lru_cache(maxsize=1024)
+def cached_ties(store: Store, hidden_key: tuple[str, ...], counts_sha256s: tuple[str, ...], frames: tuple[str, ...],
+                resamples: int, seed: int) -> tuple[bool, ...]:
+    ranked = [cached_headline(store, hidden_key, sha, frames) for sha in counts_sha256s]
+    return tuple(mark_ties(ranked, resamples, seed))
