@@ -68,6 +68,7 @@ rule score_floor:
 rule metrics:
     input:
         counts=lambda w: counts_of(w, w.model),
+        frames=frame_index,
         definition=definition_files,
     output:
         path("metrics"),
@@ -82,7 +83,8 @@ rule metrics:
     shell:
         cli(
             "metrics",
-            "--benchmark {wildcards.benchmark:q} --counts {input.counts:q} --out {output:q}",
+            "--benchmark {wildcards.benchmark:q} --counts {input.counts:q} --frames {input.frames:q} "
+            "--out {output:q}",
         )
 
 

@@ -146,6 +146,8 @@ def args_score(p: argparse.ArgumentParser) -> None:
 def args_metrics(p: argparse.ArgumentParser) -> None:
     add_benchmark(p)
     p.add_argument("--counts", type=input_path, nargs="+", help="shard counts (from `segbench score`)")
+    p.add_argument("--frames", type=input_path, help="with --counts: the workflow's frame index (the counts must "
+                                                     "hold exactly its frames of the split; its dataset_id is named)")
     p.add_argument("--predictions", type=input_path, help="or a folder (or archive) of masks, scored directly")
     p.add_argument("--label-space", help="with --predictions: the masks' label space")
     p.add_argument("--data", type=input_path, help="with --predictions: the dataset folder")

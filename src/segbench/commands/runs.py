@@ -148,7 +148,7 @@ def run_metrics(step: ModuleType, args: argparse.Namespace) -> None:
     if (args.counts is None) == (args.predictions is None):
         raise SegbenchError("metrics of --counts FILE... or of --predictions DIR (with --label-space and --data)")
     if args.counts is not None:
-        write_json(args.out, step.metrics_document(benchmark, args.counts))
+        write_json(args.out, step.metrics_document(benchmark, args.counts, args.frames))
         return
     if args.label_space is None or args.data is None:
         raise SegbenchError("--predictions needs --label-space (the masks' label space) and --data (the dataset)")

@@ -14,7 +14,9 @@ def read_subject(benchmark: Benchmark, paths: Sequence[Path], name: str | None =
     """Merged shard counts as a bootstrap/plot subject; None when no paths are given."""
     if not paths:
         return None
-    counts, meta, space = merge_counts(benchmark, paths)
+    # The dataset is named and checked where the metrics are (steps/metrics.py, with the frame
+    # index); a shard whose frames did not change keeps the dataset_id it was scored under.
+    counts, meta, space = merge_counts(benchmark, paths, same_dataset=False)
     return Subject(name or meta["model"]["name"], counts, space)
 
 

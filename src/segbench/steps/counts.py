@@ -14,14 +14,18 @@ from ..records.countsio import read_counts
 from ..records.identity import space_named
 
 
-def merge_counts(benchmark: Benchmark, paths: Sequence[Path]) -> tuple[FrameCounts, dict[str, Any], LabelSpace]:
-    """Read and merge shard counts; they must agree on benchmark, split, dataset and model."""
+def merge_counts(benchmark: Benchmark, paths: Sequence[Path],
+                 same_dataset: bool = True) -> tuple[FrameCounts, dict[str, Any], LabelSpace]:
+    """Read and merge shard counts; they must agree on benchmark, split and model, and on the
+    dataset unless `same_dataset` is False (the caller names the dataset from a frame index: a
+    shard whose frames did not change keeps the dataset_id it was scored under)."""
     parts = [read_counts(p) for p in paths]
     if not parts:
         raise SegbenchError("no counts files given")
     first = parts[0][1]
+    keys = ("benchmark", "split", "dataset_id", "model") if same_dataset else ("benchmark", "split", "model")
     for path, (_, meta) in zip(paths, parts):
-        for key in ("benchmark", "split", "dataset_id", "model"):
+        for key in keys:
             if meta.get(key) != first.get(key):
                 raise SegbenchError(f"{path}: {key} is {meta.get(key)!r} but {paths[0]} has {first.get(key)!r}; "
                                     "not mergeable")

@@ -12,14 +12,29 @@ from ..core.confusion import FrameCounts
 from ..core.evaluation import evaluate, void_predictions
 from ..core.labels import LabelSpace
 from ..datasets.base import Frame
+from ..errors import SegbenchError
+from ..records.frameindex import read_index
 from .counts import merge_counts
 
 
-def metrics_document(benchmark: Benchmark, paths: Sequence[Path]) -> dict[str, Any]:
-    """All reports of the benchmark for the merged counts, with what they were computed from."""
-    counts, meta, space = merge_counts(benchmark, paths)
+def metrics_document(benchmark: Benchmark, paths: Sequence[Path], index: Path | None = None) -> dict[str, Any]:
+    """All reports of the benchmark for the merged counts, with what they were computed from.
+    With the workflow's frame index (`index`) the counts must hold exactly its frames of their
+    split, and the document names the index's dataset_id: a shard is re-scored only when its own
+    frames change, so shards scored under an earlier dataset_id are merged with the new ones."""
+    counts, meta, space = merge_counts(benchmark, paths, same_dataset=index is None)
+    dataset_id = meta.get("dataset_id")
+    if index is not None:
+        document_ = read_index(index, benchmark.name)
+        expected = {e["frame_id"] for e in document_["frames"] if e["split"] == meta["split"]}
+        scored = set(counts.frame_ids)
+        if scored != expected:
+            missing, extra = sorted(expected - scored), sorted(scored - expected)
+            raise SegbenchError(f"{index}: the counts do not hold the index's frames of split '{meta['split']}' "
+                                f"(missing {missing[:10]}, not in the index {extra[:10]})")
+        dataset_id = document_["dataset_id"]
     return document(benchmark, counts, space, meta["split"], meta["model"]["name"], meta["model"]["kind"],
-                    meta.get("dataset_id"), meta["model"].get("checkpoint_sha256"))
+                    dataset_id, meta["model"].get("checkpoint_sha256"))
 
 
 def predictions_metrics(benchmark: Benchmark, frames: Sequence[Frame], folder: Path, space: LabelSpace,
