@@ -1,5 +1,5 @@
-"""Fixtures shared by the test modules: a dataset of each format on disk, and the one run of the
-embedded default."""
+"""Fixtures shared by the test modules: a dataset of each format on disk, the one run of the
+embedded default and the one run of the narrow configuration; the tiers' markers."""
 
 from __future__ import annotations
 
@@ -68,10 +68,10 @@ def synthetic_ep(tmp_path_factory) -> Path:
 
 
 @dataclass(frozen=True)
-class EmbeddedRun:
-    """A copy of the repository after one run of the whole embedded default, and a snapshot of
-    what that run produced (the results table, metrics.json and every submission record), taken
-    before any test changes the copy."""
+class WorkflowRun:
+    """A copy of the repository after one run of the workflow, and a snapshot of what that run
+    produced (the results table, metrics.json and every submission record), taken when it ended.
+    Read only: a test that changes something works on a copy of its own (`copy_to`)."""
 
     repo: Path
     snapshot: Path
@@ -80,20 +80,56 @@ class EmbeddedRun:
         """The snapshot's files, relative to it."""
         return sorted(p.relative_to(self.snapshot) for p in self.snapshot.rglob("*") if p.is_file())
 
+    def copy_to(self, target: Path) -> Path:
+        """A copy of the run's repository at `target`, its files' times kept (a moved checkout:
+        the workflow plans nothing there)."""
+        shutil.copytree(self.repo, target, symlinks=True)
+        return target
 
-@pytest.fixture(scope="session")
-def embedded_run(tmp_path_factory) -> EmbeddedRun:
-    """The one local run of the whole embedded default that the end-to-end modules share."""
-    from workflow_helpers import run, tracked_copy
 
-    repo = tracked_copy(tmp_path_factory.mktemp("repo"))
+def workflow_run(tmp_path_factory, name: str, config: Path | None = None) -> WorkflowRun:
+    """A fresh copy of the repository (`config` as its config/config.yaml, when given) after
+    `snakemake --cores 2` (the default target, plots included), and its snapshot."""
+    from workflow_helpers import run, tracked_copy, use_config
+
+    repo = tracked_copy(tmp_path_factory.mktemp(name))
+    if config is not None:
+        use_config(repo, config)
     assert not (repo / "data").exists()  # restored by the workflow's pull rule, from the in-repo remote
     run(repo, "snakemake", "--cores", "2")
-    snapshot = tmp_path_factory.mktemp("snapshot")
+    snapshot = tmp_path_factory.mktemp(f"{name}-snapshot")
     results = repo / "results"
     kept = [p for p in results.glob("leaderboard.*")] + list(results.rglob("submission.json")) + [repo / "metrics.json"]
     for path in kept:
         target = snapshot / path.relative_to(repo)
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(path, target)
-    return EmbeddedRun(repo, snapshot)
+    return WorkflowRun(repo, snapshot)
+
+
+@pytest.fixture(scope="session")
+def embedded_run(tmp_path_factory) -> WorkflowRun:
+    """The one local run of the whole embedded default, which the end-to-end modules read."""
+    return workflow_run(tmp_path_factory, "repo")
+
+
+@pytest.fixture(scope="session")
+def narrow_run(tmp_path_factory) -> WorkflowRun:
+    """The one local run of the narrow configuration (tests/configs/pv-two-models.yaml): what
+    the scenarios that change something start from (each on a copy), and what the S3, SLURM and
+    fault runs of that configuration must reproduce byte for byte."""
+    from workflow_helpers import NARROW_CONFIG
+
+    return workflow_run(tmp_path_factory, "narrow", NARROW_CONFIG)
+
+
+def pytest_collection_modifyitems(items) -> None:
+    """The tiers (docs/testing.md): a test that reads a workflow run (or whose module is marked
+    `workflow`) is `workflow`, every other one `unit`; `cluster` (a real SLURM cluster) is marked
+    by its module and is a workflow test too."""
+    for item in items:
+        reads_a_run = {"embedded_run", "narrow_run"} & set(getattr(item, "fixturenames", ()))
+        if item.get_closest_marker("workflow") is None and (reads_a_run or item.get_closest_marker("cluster")):
+            item.add_marker(pytest.mark.workflow)
+        if item.get_closest_marker("workflow") is None:
+            item.add_marker(pytest.mark.unit)

@@ -11,10 +11,14 @@ copies would fail.
    for the S3 endpoint and the storage prefix: a dry run (it does not start the executor, so it
    needs no cluster; no kube config exists for it) plans the identity jobs with every input,
    output and log an object under the prefix.
-2. The same storage with the local executor: the whole embedded default runs, each job reading
-   the local copies the storage plugin makes of its inputs and sending its outputs back. The
-   results table, metrics.json and every submission record, fetched from the bucket, are byte
-   for byte those of the normal local run (conftest.embedded_run).
+   The whole embedded default is staged and planned, so every benchmark's inputs are shown in
+   storage.
+2. The same storage with the local executor, under a prefix of its own staged the same way for
+   the narrow configuration (tests/configs/pv-two-models.yaml): its results table's target runs,
+   each job reading the local copies the storage plugin makes of its inputs and sending its
+   outputs back. The results table, metrics.json and every submission record, fetched from the
+   bucket, are byte for byte those of the normal local run of that configuration
+   (conftest.narrow_run).
 
 Credentials are dummies in the storage plugin's own variables (SNAKEMAKE_STORAGE_S3_ACCESS_KEY /
 _SECRET_KEY, the ones snakemake also hands to pods), and no AWS_* variable or ~/.aws file. What no
@@ -32,13 +36,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from workflow_helpers import ROOT, copy_env, executed_jobs, run, tracked_copy
+from workflow_helpers import NARROW_CONFIG, ROOT, copy_env, executed_jobs, run, tracked_copy, use_config
 
 pytestmark = pytest.mark.workflow
 
 PROFILE = "workflow/profiles/kubernetes"
 BUCKET = "segbench-test"
-PREFIX = f"s3://{BUCKET}/run"
+PREFIX = f"s3://{BUCKET}/run"  # the dry run's; the local executor's run has NARROW_PREFIX
+NARROW_PREFIX = f"s3://{BUCKET}/narrow"
 KEY, SECRET = "segbench-test-key", "segbench-test-secret"
 # Where the storage plugin keeps a job's local copy of PREFIX/<path> (inside a pod: its workdir).
 LOCAL_COPY = f".snakemake/storage/s3/{BUCKET}/run"
@@ -75,11 +80,16 @@ def s3():
 
 
 
-def stage(client, repo: Path, names, source: Path | None = None) -> None:
-    """Upload the files `names` (relative; read from `source`, default `repo`) to PREFIX/<name>,
+def key(prefix: str, name: str) -> str:
+    """The bucket's key of `name` (relative to the repository) under `prefix`."""
+    return f"{prefix.removeprefix(f's3://{BUCKET}/')}/{name}"
+
+
+def stage(client, prefix: str, repo: Path, names, source: Path | None = None) -> None:
+    """Upload the files `names` (relative; read from `source`, default `repo`) to <prefix>/<name>,
     as `aws s3 sync` would."""
     for name in names:
-        client.upload_file(str((source or repo) / name), BUCKET, f"run/{name}")
+        client.upload_file(str((source or repo) / name), BUCKET, key(prefix, name))
 
 
 def storage_env(repo: Path, home: Path, executor: str | None) -> dict[str, str]:
@@ -91,9 +101,9 @@ def storage_env(repo: Path, home: Path, executor: str | None) -> dict[str, str]:
     return env
 
 
-def snakemake(repo: Path, endpoint: str, home: Path, *args: str, executor: str | None = None,
+def snakemake(repo: Path, endpoint: str, home: Path, *args: str, prefix: str = PREFIX, executor: str | None = None,
               timeout: int = 300) -> subprocess.CompletedProcess:
-    command = ["snakemake", "--storage-s3-endpoint-url", endpoint, "--default-storage-prefix", PREFIX, *args]
+    command = ["snakemake", "--storage-s3-endpoint-url", endpoint, "--default-storage-prefix", prefix, *args]
     env = storage_env(repo, home, executor)
     return subprocess.run(command, cwd=repo, env=env, capture_output=True, text=True, timeout=timeout)
 
@@ -112,21 +122,31 @@ def listed_files(out: str) -> dict[str, list[str]]:
     return files
 
 
-@pytest.fixture(scope="module")
-def staged(s3, embedded_run, tmp_path_factory) -> Path:
-    """A working copy without data or models, and a bucket holding the tracked files the rules
-    read and the pinned data and models (from the local run's restored copy)."""
-    _, client = s3
-    repo = tracked_copy(tmp_path_factory.mktemp("staged"))
-    stage(client, repo, run(repo, "git", "ls-files", "--", *STAGED).stdout.split())
+def staged_copy(client, prefix: str, repo: Path, source: Path) -> Path:
+    """Stage `repo` (a working copy without data or models) under `prefix`: the tracked files the
+    rules read, and the pinned data and models of its config (from `source`, a local run's
+    restored copy)."""
+    stage(client, prefix, repo, run(repo, "git", "ls-files", "--", *STAGED).stdout.split())
     config = yaml.safe_load((repo / "config" / "config.yaml").read_text())
     pinned = [b["data"] for b in config["benchmarks"].values()] + [m["path"] for m in config["models"].values()]
-    source = embedded_run.repo
     files = [p.relative_to(source).as_posix() for name in pinned
              for p in ([source / name] if (source / name).is_file() else sorted((source / name).rglob("*"))) if p.is_file()]
-    stage(client, repo, files, source)
+    stage(client, prefix, repo, files, source)
     assert not any((repo / name).exists() for name in pinned)  # nothing for a job to read but its inputs
     return repo
+
+
+@pytest.fixture(scope="module")
+def staged(s3, embedded_run, tmp_path_factory) -> Path:
+    """The whole embedded default staged under PREFIX (for the dry run)."""
+    return staged_copy(s3[1], PREFIX, tracked_copy(tmp_path_factory.mktemp("staged")), embedded_run.repo)
+
+
+@pytest.fixture(scope="module")
+def staged_narrow(s3, narrow_run, tmp_path_factory) -> Path:
+    """The narrow configuration staged under NARROW_PREFIX (for the local executor's run)."""
+    repo = use_config(tracked_copy(tmp_path_factory.mktemp("staged-narrow")), NARROW_CONFIG)
+    return staged_copy(s3[1], NARROW_PREFIX, repo, narrow_run.repo)
 
 
 @pytest.fixture(scope="module")
@@ -137,17 +157,18 @@ def kubernetes_dry_run(s3, staged: Path, tmp_path_factory) -> str:
 
 
 @pytest.fixture(scope="module")
-def staged_run(s3, staged: Path, tmp_path_factory) -> tuple[str, Path]:
+def staged_run(s3, staged_narrow: Path, tmp_path_factory) -> tuple[str, Path]:
     """(output, folder of the results fetched from the bucket) of the local executor's run."""
     endpoint, client = s3
-    out = passed(snakemake(staged, endpoint, tmp_path_factory.mktemp("home"), "--cores", "2", "leaderboard",
-                           "--default-storage-provider", "s3", timeout=1500))
+    out = passed(snakemake(staged_narrow, endpoint, tmp_path_factory.mktemp("home"), "--cores", "2", "leaderboard",
+                           "--default-storage-provider", "s3", prefix=NARROW_PREFIX, timeout=1500))
     fetched = tmp_path_factory.mktemp("fetched")
-    for item in client.list_objects_v2(Bucket=BUCKET, Prefix="run/results/", MaxKeys=10000).get("Contents", []):
-        target = fetched / item["Key"].removeprefix("run/")
+    results = key(NARROW_PREFIX, "results/")
+    for item in client.list_objects_v2(Bucket=BUCKET, Prefix=results, MaxKeys=10000).get("Contents", []):
+        target = fetched / "results" / item["Key"].removeprefix(results)
         target.parent.mkdir(parents=True, exist_ok=True)
         client.download_file(BUCKET, item["Key"], str(target))
-    client.download_file(BUCKET, "run/metrics.json", str(fetched / "metrics.json"))
+    client.download_file(BUCKET, key(NARROW_PREFIX, "metrics.json"), str(fetched / "metrics.json"))
     return out, fetched
 
 
@@ -191,15 +212,15 @@ def test_gpu_requests_name_the_manufacturer():
     assert "gpu" not in profile.get("default-resources", {})
 
 
-def test_every_job_reads_only_its_staged_inputs_and_the_results_are_the_local_ones(staged_run, embedded_run):
+def test_every_job_reads_only_its_staged_inputs_and_the_results_are_the_local_ones(staged_run, narrow_run):
     out, fetched = staged_run
     jobs = executed_jobs(out)
-    compared = embedded_run.outputs()
+    compared = narrow_run.outputs()
     assert jobs["infer"] > 0 and jobs["score"] > 0, jobs
     assert jobs["submission"] == len([p for p in compared if p.name == "submission.json"]), jobs
     assert "pull_pinned" not in jobs
-    config = yaml.safe_load((embedded_run.repo / "config" / "config.yaml").read_text())
+    config = yaml.safe_load((narrow_run.repo / "config" / "config.yaml").read_text())
     assert len([p for p in compared if p.name == "submission.json"]) == sum(
         len(b["models"]) for b in config["benchmarks"].values())
     for name in compared:
-        assert (fetched / name).read_bytes() == (embedded_run.snapshot / name).read_bytes(), name
+        assert (fetched / name).read_bytes() == (narrow_run.snapshot / name).read_bytes(), name

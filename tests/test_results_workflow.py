@@ -1,5 +1,5 @@
-"""End-to-end: the shared run of the embedded default (conftest.embedded_run, read here before
-test_workflow changes it), and everything this run must have produced for people to look at:
+"""End-to-end: the shared run of the embedded default (conftest.embedded_run, which no test
+changes), and everything this run must have produced for people to look at:
 plots, overlays, intervals, the HTML leaderboard (in a real headless browser), the Snakemake
 report and the DVC plots."""
 
@@ -132,15 +132,15 @@ def test_slices_of_the_embedded_default(repo):
     assert 'class="slice-selector"' in (repo / "results" / "leaderboard.html").read_text()
 
 
-def test_bootstrap_is_reproducible(repo, config):
+def test_bootstrap_is_reproducible(repo, config, tmp_path):
     first = (repo / RESULTS / "best" / "uncertainty.json").read_bytes()
     counts = sorted(str(p.relative_to(repo)) for p in (repo / RESULTS / "best" / "counts").glob("*.parquet"))
     run(repo, "segbench", "uncertainty", "--benchmark", "painting-vision", "--counts", *counts,
         "--baseline-counts", *[c.replace("/best/", "/segformer-ade/") for c in counts],
         "--floor-counts", *[c.replace("/best/", "/floor/") for c in counts],
         "--manifest", "results/painting-vision/manifest.json", "--resamples", str(config["bootstrap"]["resamples"]),
-        "--seed", str(config["bootstrap"]["seed"]), "--out", "again.json")
-    assert (repo / "again.json").read_bytes() == first
+        "--seed", str(config["bootstrap"]["seed"]), "--out", str(tmp_path / "again.json"))  # the run stays as it is
+    assert (tmp_path / "again.json").read_bytes() == first
 
 
 @pytest.mark.skipif(chromium() is None and not os.environ.get("SEGBENCH_REQUIRE_CHROMIUM"),
@@ -167,9 +167,9 @@ def test_leaderboard_page_in_a_headless_browser(repo, tmp_path):
     assert [miou[m] for m in descending["order"]] == sorted(miou.values(), reverse=True)
 
 
-def test_snakemake_report_is_self_contained(repo):
-    run(repo, "snakemake", "--report", "results/report.html")
-    page = (repo / "results" / "report.html").read_text()
+def test_snakemake_report_is_self_contained(repo, tmp_path):
+    run(repo, "snakemake", "--report", str(tmp_path / "report.html"))  # outside the shared run's results
+    page = (tmp_path / "report.html").read_text()
     assert len(page) > 1_000_000
     assert "<script src=" not in page and "<link " not in page
     for name in ("iou-shared_metrics.png", "confusion-ground-truth.png", "worst-1.png", "leaderboard.html"):

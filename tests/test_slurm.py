@@ -4,22 +4,21 @@ Needs a running cluster with accounting (`tools/slurm-cluster up`: single node o
 slurmdbd, partition `debug`, account `lab`). Without one the module is skipped, except under
 CI=true, where it fails: CI (`.ci/run`) brings the cluster up, so a missing one is a CI fault.
 
-One temporary copy runs the embedded default's results table (target `leaderboard`) with
-`--profile workflow/profiles/slurm-ci`, inference sharded into several jobs per model. While it runs, one inference job is killed inside its SLURM
-job (its `segbench infer` process gets SIGKILL), so the job FAILS the way a crashed job does; the
-run must fail naming the rule and the job's SLURM log. The re-run completes. sacct must then show
-every job of the DAG exactly once as COMPLETED (nothing that had succeeded is redone) plus the one
-FAILED job, all submitted from that copy. The local side is a copy of the shared local run
-(conftest.embedded_run) narrowed to the same benchmark: the same target run there re-makes only
-what the narrower config changes (the results table, with the default shard size), and the
-results table, metrics.json, every metrics and submission record are byte-identical.
+One fresh copy with the narrow configuration (tests/configs/pv-two-models.yaml) runs its results
+table (target `leaderboard`) with `--profile workflow/profiles/slurm-ci`, inference sharded into
+several jobs per model. While it runs, one inference job is killed inside its SLURM job (its
+`segbench infer` process gets SIGKILL), so the job FAILS the way a crashed job does; the run must
+fail naming the rule and the job's SLURM log. The re-run completes. sacct must then show every job
+of the DAG exactly once as COMPLETED (nothing that had succeeded is redone) plus the one FAILED
+job, all submitted from that copy. The local side is the shared local run of the same
+configuration (conftest.narrow_run): the results table, metrics.json, every metrics and submission
+record are byte-identical.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import shutil
 import signal
 import subprocess
 import threading
@@ -31,21 +30,19 @@ from pathlib import Path
 import pytest
 import yaml
 
-from workflow_helpers import copy_env, executed_jobs, only_benchmark, planned_job_table, pv_models, run, tracked_copy
+from workflow_helpers import NARROW_CONFIG, copy_env, planned_job_table, pv_models, run, tracked_copy, use_config
 
-pytestmark = pytest.mark.workflow
+pytestmark = [pytest.mark.workflow, pytest.mark.cluster]
 
 PROFILE = "workflow/profiles/slurm-ci"
-# The embedded default's 16 test frames in shards of SHARD_SIZE: with 8 (the default) 2 inference
-# (and scoring) jobs per model, 4 with SEGBENCH_SLURM_SHARD_SIZE=4 (+10 SLURM jobs, about +1.5 min
-# on 2 CPUs: each job starts its own snakemake).
-SHARD_SIZE = int(os.environ.get("SEGBENCH_SLURM_SHARD_SIZE", "8"))
-CONFIG = ["--config", f"shard_size={SHARD_SIZE}"]
+# Painting Vision's 16 test frames in shards of the narrow configuration's shard_size (8): 2
+# inference (and scoring) jobs per model. (A shard size of its own would make the local side a
+# run of its own too: the shared narrow run is the comparison.)
+SHARD_SIZE = yaml.safe_load(NARROW_CONFIG.read_text())["shard_size"]
 # The results table (results/leaderboard.*, metrics.json) and everything it depends on: every
 # submission record, inference, scoring. The optional plots of the default target are left out
 # to keep the module's SLURM job count (and CI time) bounded.
 TARGET = ["leaderboard"]
-BENCHMARK = "painting-vision"  # the one the copies run
 
 
 def cluster_problem() -> str | None:
@@ -79,7 +76,7 @@ def cluster() -> None:
 
 def snakemake(repo: Path, *args: str) -> subprocess.Popen:
     env = copy_env(repo, executor="slurm")
-    return subprocess.Popen(["snakemake", *TARGET, *args, *CONFIG], cwd=repo, env=env, text=True,
+    return subprocess.Popen(["snakemake", *TARGET, *args], cwd=repo, env=env, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
 
 
@@ -98,7 +95,7 @@ def finish(proc: subprocess.Popen, timeout: float = 600) -> str:
 
 
 def planned_jobs(repo: Path) -> Counter:
-    return Counter(planned_job_table(run(repo, "snakemake", *TARGET, "-n", "--quiet", "rules", *CONFIG).stdout))
+    return Counter(planned_job_table(run(repo, "snakemake", *TARGET, "-n", "--quiet", "rules").stdout))
 
 
 def kill_one_inference(repo: Path, done: threading.Event, killed: list[str]) -> None:
@@ -135,19 +132,8 @@ def sacct_jobs(repo: Path, since: str) -> list[tuple[str, str, str]]:
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory, embedded_run) -> dict:
-    slurm = only_benchmark(tracked_copy(tmp_path_factory.mktemp("slurm")), BENCHMARK)
-    local = tmp_path_factory.mktemp("local") / "repo"
-    shutil.copytree(embedded_run.repo, local, symlinks=True)  # the shared copy stays as it is
-    for other in set(yaml.safe_load((local / "config" / "config.yaml").read_text())["benchmarks"]) - {BENCHMARK}:
-        shutil.rmtree(local / "results" / other)  # the records of the benchmarks left out
-    only_benchmark(local, BENCHMARK)
-    t0 = time.monotonic()
-    local_run = snakemake(local, "--cores", "2")
-    local_out = finish(local_run)
-    t_local = time.monotonic() - t0
-    assert local_run.returncode == 0, local_out[-5000:]
-
+def runs(tmp_path_factory, narrow_run) -> dict:
+    slurm = use_config(tracked_copy(tmp_path_factory.mktemp("slurm")), NARROW_CONFIG)
     planned = planned_jobs(slurm)
     since = (datetime.now() - timedelta(seconds=5)).strftime("%Y-%m-%dT%H:%M:%S")
     t0 = time.monotonic()
@@ -164,9 +150,8 @@ def runs(tmp_path_factory, embedded_run) -> dict:
     second_out = finish(second)
     t_second = time.monotonic() - t1
     time.sleep(2)  # let slurmdbd record the last job's end
-    print(f"\nSLURM run with one killed job {t_first:.0f}s, re-run {t_second:.0f}s; "
-          f"local run in the shared run's copy {t_local:.0f}s: {executed_jobs(local_out)}")
-    return dict(slurm=slurm, local=local, planned=planned, since=since, killed=killed,
+    print(f"\nSLURM run with one killed job {t_first:.0f}s, re-run {t_second:.0f}s")
+    return dict(slurm=slurm, local=narrow_run.repo, planned=planned, since=since, killed=killed,
                 first=(first.returncode, first_out), second=(second.returncode, second_out))
 
 

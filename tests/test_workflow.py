@@ -1,9 +1,14 @@
 """End-to-end runs of the workflow in a temporary copy of the repository.
 
-One copy goes through the sequence a maintainer lives through: a fresh run (restoring the pinned
-inputs with dvc), a no-op re-run, adding a model, a metric-code change, a one-label change; then
-the graph's promises on the same copy: the resolved config honoured, and
-each kind of change redoing exactly the work it affects, counted from the jobs that ran.
+The shared run of the whole embedded default (conftest.embedded_run) is only read here: the fresh
+run restored the pinned inputs with dvc and built every benchmark's table. What changes something
+starts from this module's own copy of the narrow run (conftest.narrow_run: Painting Vision, the
+embedded checkpoint and its baseline) and goes through the sequence a maintainer lives through: a
+no-op re-run, adding a model, a metric-code change, a one-label change; then the graph's promises
+on the same copy: each kind of change redoing exactly the work it affects, counted from the jobs
+that ran (the identity jobs are checkpoints, so a dry run cannot tell which shards a data change
+leaves alone: those scenarios run), the resolved config honoured. Code changes, which need no
+checkpoint re-evaluated, are planned (`snakemake -n`) instead of run.
 """
 
 from __future__ import annotations
@@ -55,29 +60,30 @@ def pv_group(repo: Path) -> dict:
 
 
 @pytest.fixture(scope="module")
-def first_run(embedded_run) -> Path:
-    """The shared run of the embedded default (conftest.py); this module goes on changing it."""
-    return embedded_run.repo
+def first_run(narrow_run, tmp_path_factory) -> Path:
+    """This module's copy of the narrow run (conftest.py), which its tests go on changing, in order."""
+    return narrow_run.copy_to(tmp_path_factory.mktemp("workflow") / "repo")
 
 
-def test_full_run_restores_pinned_inputs_and_builds_the_table(first_run: Path):
-    board = leaderboard(first_run)
+def test_full_run_restores_pinned_inputs_and_builds_the_table(embedded_run):
+    full_run = embedded_run.repo
+    board = leaderboard(full_run)
     assert [g["benchmark"] for g in board["groups"]] == ["easyportrait", "idd20k-icvgip2020", "painting-vision"]
     for other in board["groups"][:2]:
         assert [r["model"] for r in other["rows"]] == [other["rows"][0]["model"], "floor"]
         # two drives / two users: no interval, so no verdict (core.significance.MIN_UNITS)
         assert re.fullmatch(r"too few units \(2 \w+ units\) for an interval", other["rows"][0]["beats_floor"])
-    group = pv_group(first_run)
+    group = pv_group(full_run)
     assert group["split"] == "test"
     assert [r["model"] for r in group["rows"]][-1] == "floor"
     assert {r["model"] for r in group["rows"]} == {"best", "segformer-ade", "best-onnx", "deeplab-pv", "floor"}
     assert {r["beats_floor"] for r in group["rows"] if r["model"] != "floor"} == {
         "too few units (4 wall_id units) for an interval"}
-    manifest = json.loads((first_run / "data_manifest.json").read_text())
+    manifest = json.loads((full_run / "data_manifest.json").read_text())
     assert group["dataset_id"] == manifest["dataset_id"]
     for suffix in (".csv", ".md"):
-        assert (first_run / "results" / f"leaderboard{suffix}").stat().st_size > 0
-    metrics = json.loads((first_run / "metrics.json").read_text())
+        assert (full_run / "results" / f"leaderboard{suffix}").stat().st_size > 0
+    metrics = json.loads((full_run / "metrics.json").read_text())
     assert set(metrics["painting-vision"]["test"]) == {"best", "segformer-ade", "best-onnx", "deeplab-pv", "floor"}
     assert set(metrics["idd20k-icvgip2020"]["test"]) == {"idd-best", "floor"}
     assert set(metrics["easyportrait"]["test"]) == {"easyportrait-best", "floor"}
@@ -112,7 +118,7 @@ def test_adding_a_model_runs_only_its_jobs(first_run: Path):
     }
     run(first_run, "snakemake", "--cores", "2")
     rows = pv_group(first_run)["rows"]
-    assert {r["model"] for r in rows} == {"best", "best-320", "segformer-ade", "best-onnx", "deeplab-pv", "floor"}
+    assert {r["model"] for r in rows} == {"best", "best-320", "segformer-ade", "floor"}
 
 
 def test_metric_code_change_rescores_without_inference(first_run: Path):
@@ -122,8 +128,9 @@ def test_metric_code_change_rescores_without_inference(first_run: Path):
     jobs = planned_jobs(first_run)
     metrics_py.write_text(original)
     assert "infer" not in jobs and "score" not in jobs
-    # Painting Vision: its models and the floor; IDD, EasyPortrait: one model and the floor each
-    assert jobs["metrics"] == len(pv_models(first_run)) + 1 + 2 + 2
+    # Painting Vision's models and the floor: the narrow configuration has no other benchmark (the
+    # whole embedded default adds IDD's and EasyPortrait's model and floor: + 2 + 2)
+    assert jobs["metrics"] == len(pv_models(first_run)) + 1
     assert planned_jobs(first_run) == {}  # the same bytes again: nothing (a newer time alone re-runs nothing)
 
 
@@ -222,9 +229,9 @@ def test_unreachable_remote_says_which_and_how_to_fix(tmp_path: Path):
     assert "dvc pull" in out.stderr and "dvc remote list" in out.stderr
 
 
-def test_failing_audit_stops_before_inference(tmp_path: Path, first_run: Path):
+def test_failing_audit_stops_before_inference(tmp_path: Path, narrow_run):
     repo = only_benchmark(tracked_copy(tmp_path))
-    shutil.copytree(first_run / "data", repo / "data")
+    shutil.copytree(narrow_run.repo / "data", repo / "data")
     frames = repo / "data" / "frames.csv"
     reader = csv.DictReader(frames.read_text().splitlines())
     rows = list(reader)
@@ -255,7 +262,7 @@ def pinned_change(repo: Path, edit) -> None:
 
 
 def test_touched_files_rerun_only_identity_checks(first_run: Path):
-    run_jobs(first_run)  # bring everything (plots too) up to date after the label change above
+    assert planned_jobs(first_run) == {}  # the label change's run above left everything (plots too) done
     label = label_of_a_test_frame(first_run)
     image = next((first_run / "data" / "images").glob(f"{label.stem}.*"))
     # same bytes, new times (as touch, a re-checkout or dvc checkout leave them): the dataset's
@@ -335,6 +342,38 @@ def test_code_changes_rerun_the_steps_that_import_the_code(first_run: Path):
     assert planned_jobs(first_run, "leaderboard") == {}  # a module no step imports
 
 
+def pv_slicings(repo: Path) -> dict[str, tuple[str, list[str]]]:
+    """model -> (slicings_from, slicing keys) of each Painting Vision model's slices.json, and
+    the table's: every row that has slices, under "table"."""
+    found = {}
+    for model in pv_models(repo):
+        document = json.loads((repo / "results" / "painting-vision" / "test" / model / "slices.json").read_text())
+        found[model] = (document["slicings_from"], list(document["slicings"]))
+    rows = [r for g in leaderboard(repo)["groups"] if g["benchmark"] == "painting-vision" for r in g["rows"]]
+    found["table"] = sorted({tuple(r["slices"]) for r in rows if "slices" in r})
+    return found
+
+
+def test_a_config_slices_change_reruns_the_slices_jobs_and_the_table_only(first_run: Path):
+    # the results table's target, which the data changes above brought up to date
+    config_path = first_run / "config" / "config.yaml"
+    committed = config_path.read_text()
+    config = yaml.safe_load(committed)
+    config["benchmarks"]["painting-vision"]["slices"] = [{"key": "light", "column": "lighting"}]
+    config_path.write_text(yaml.safe_dump(config, sort_keys=False))
+    try:
+        jobs = run_jobs(first_run, "leaderboard")
+        assert pv_slicings(first_run) == {**{m: ("config", ["light"]) for m in pv_models(first_run)},
+                                          "table": [("light",)]}
+    finally:
+        config_path.write_text(committed)
+    models = len(pv_models(first_run))
+    assert jobs == {"slices": models, "leaderboard": 1}, jobs
+    assert run_jobs(first_run, "leaderboard") == {"slices": models, "leaderboard": 1}  # the definition's again
+    assert pv_slicings(first_run) == {**{m: ("benchmark", ["lighting"]) for m in pv_models(first_run)},
+                                      "table": [("lighting",)]}
+
+
 def another_checkpoint(repo: Path) -> Path:
     """A second ten-class checkpoint: the embedded model with one weight tensor halved."""
     import torch
@@ -378,36 +417,3 @@ def test_a_config_override_is_honoured_too(first_run: Path):
     from segbench.io.fileio import sha256_file
 
     assert after["checkpoint_sha256"] == sha256_file(first_run / "artifacts" / "other.pt") != before["checkpoint_sha256"]
-
-
-
-def pv_slicings(repo: Path) -> dict[str, tuple[str, list[str]]]:
-    """model -> (slicings_from, slicing keys) of each Painting Vision model's slices.json, and
-    the table's: every row that has slices, under "table"."""
-    found = {}
-    for model in pv_models(repo):
-        document = json.loads((repo / "results" / "painting-vision" / "test" / model / "slices.json").read_text())
-        found[model] = (document["slicings_from"], list(document["slicings"]))
-    rows = [r for g in leaderboard(repo)["groups"] if g["benchmark"] == "painting-vision" for r in g["rows"]]
-    found["table"] = sorted({tuple(r["slices"]) for r in rows if "slices" in r})
-    return found
-
-
-def test_a_config_slices_change_reruns_the_slices_jobs_and_the_table_only(first_run: Path):
-    run_jobs(first_run, "leaderboard")  # what an earlier test of this module left to do
-    config_path = first_run / "config" / "config.yaml"
-    committed = config_path.read_text()
-    config = yaml.safe_load(committed)
-    config["benchmarks"]["painting-vision"]["slices"] = [{"key": "light", "column": "lighting"}]
-    config_path.write_text(yaml.safe_dump(config, sort_keys=False))
-    try:
-        jobs = run_jobs(first_run, "leaderboard")
-        assert pv_slicings(first_run) == {**{m: ("config", ["light"]) for m in pv_models(first_run)},
-                                          "table": [("light",)]}
-    finally:
-        config_path.write_text(committed)
-    models = len(pv_models(first_run))
-    assert jobs == {"slices": models, "leaderboard": 1}, jobs
-    assert run_jobs(first_run, "leaderboard") == {"slices": models, "leaderboard": 1}  # the definition's again
-    assert pv_slicings(first_run) == {**{m: ("benchmark", ["lighting"]) for m in pv_models(first_run)},
-                                      "table": [("lighting",)]}

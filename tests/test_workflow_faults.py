@@ -1,8 +1,9 @@
 """Faults of a workflow run: `kill -9` of the whole `snakemake` process group at three moments
 and a Ctrl-C, each followed by the documented recovery (the same command again), and the
-recovered results byte for byte those of the uninterrupted shared run (conftest.embedded_run).
+recovered results byte for byte those of the uninterrupted narrow run (conftest.narrow_run).
 
-One copy of the repository, in a folder whose name has a space, a non-ASCII letter and a `;`
+One fresh copy of the repository with the narrow configuration (tests/configs/pv-two-models.yaml;
+its results table's target is 28 jobs), in a folder whose name has a space, a non-ASCII letter and a `;`
 (every path in every rule is quoted), goes through the whole sequence, each run redoing only
 what the one before left undone, so the module costs about one run of the workflow up to the
 results table:
@@ -32,7 +33,7 @@ from pathlib import Path
 
 import pytest
 
-from workflow_helpers import copy_env, default_sigint, tracked_copy
+from workflow_helpers import NARROW_CONFIG, copy_env, default_sigint, tracked_copy, use_config
 
 pytestmark = pytest.mark.workflow
 COMMAND = ["snakemake", "--cores", "2", "leaderboard"]  # the results table and the records it reads
@@ -140,8 +141,8 @@ def shard_has_masks(outs: list[Path]) -> bool:
     return any(any(out.rglob("*.png")) for out in outs)
 
 
-def test_kill_9_at_three_moments_and_ctrl_c_then_the_same_command_recovers(tmp_path, embedded_run):
-    repo = tracked_copy(tmp_path / ODD_NAME)
+def test_kill_9_at_three_moments_and_ctrl_c_then_the_same_command_recovers(tmp_path, narrow_run):
+    repo = use_config(tracked_copy(tmp_path / ODD_NAME), NARROW_CONFIG)
     first = Run(repo, 1)
     first.freeze_during("infer", shard_has_masks)
     refused_beside_a_live_run(repo)
@@ -169,6 +170,6 @@ def test_kill_9_at_three_moments_and_ctrl_c_then_the_same_command_recovers(tmp_p
 
     out = Run(repo, 5).finish()
     assert STALE in out
-    for name in embedded_run.outputs():
-        assert (repo / name).read_bytes() == (embedded_run.snapshot / name).read_bytes(), name
+    for name in narrow_run.outputs():
+        assert (repo / name).read_bytes() == (narrow_run.snapshot / name).read_bytes(), name
     assert not list((repo / "results").rglob("*.partial")) and not lock_files(repo)

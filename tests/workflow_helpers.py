@@ -4,6 +4,7 @@ environment's tools, the copy's config narrowed, and reading what a run did."""
 from __future__ import annotations
 
 import csv
+import shutil
 import signal
 import subprocess
 import sys
@@ -16,6 +17,14 @@ sys.path.insert(0, str(ROOT / "tools"))
 from job_counts import executed_jobs, planned_job_table  # noqa: E402,F401  (re-exported)
 from repo_copy import copy_env, tracked_copy  # noqa: E402,F401  (re-exported for the end-to-end modules)
 
+# Painting Vision with the embedded checkpoint and its baseline (conftest.narrow_run).
+NARROW_CONFIG = Path(__file__).resolve().parent / "configs" / "pv-two-models.yaml"
+
+
+def use_config(repo: Path, config: Path) -> Path:
+    """Make `config` the copy's config/config.yaml (what a plain `snakemake` there reads)."""
+    shutil.copyfile(config, repo / "config" / "config.yaml")
+    return repo
 
 
 def only_benchmark(repo: Path, name: str = "painting-vision") -> Path:
