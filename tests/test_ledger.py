@@ -1,11 +1,10 @@
 """The submissions' life in the database: quota and insert in one transaction, claims under a
 lease, results written only by the lease's holder; and the migrations make exactly the tables
 the ORM declares. On SQLite, and on PostgreSQL where $SEGBENCH_TEST_POSTGRES names an empty
-database to use (e.g. postgresql+psycopg://postgres@127.0.0.1:5432/segbench_test)."""
+database to use (tools/postgres-cluster up prints one; under CI=true a missing one fails)."""
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from datetime import timedelta
@@ -13,15 +12,13 @@ from datetime import timedelta
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
+from server_fixtures import postgres_url
 from sqlalchemy import func, select, text, update
 
 from segbench.server import ledger
 from segbench.server.accounts import add_team, team_of
 from segbench.server.database import engine_for, migrate, sessions
 from segbench.server.models import FAILED, SCORED, SCORING, Base, Phase, Submission, Team, utcnow
-
-
-POSTGRES = os.environ.get("SEGBENCH_TEST_POSTGRES")
 
 
 def emptied(url: str):
@@ -35,9 +32,8 @@ def emptied(url: str):
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def db(request, tmp_path):
-    if request.param == "postgresql" and not POSTGRES:
-        pytest.skip("no PostgreSQL: set SEGBENCH_TEST_POSTGRES to an empty database's URL")
-    engine = engine_for(f"sqlite:///{tmp_path / 'server.db'}") if request.param == "sqlite" else emptied(POSTGRES)
+    engine = (engine_for(f"sqlite:///{tmp_path / 'server.db'}") if request.param == "sqlite"
+              else emptied(postgres_url()))
     migrate(engine)
     factory = sessions(engine)
     with factory() as session:
