@@ -147,7 +147,7 @@ class Deployment:
     teams; then a server, and workers on demand."""
 
     def __init__(self, folder: Path, server_options: tuple[str, ...] = (), baseline: Path | None = None,
-                 backend: str = "sqlite"):
+                 backend: str = "sqlite", phases_file: str = PHASES, phase_names: tuple[str, ...] = (PHASE,)):
         self.folder, self.backend = folder, backend
         self.db = database_url(backend, folder)
         self.engine = sqlalchemy.create_engine(self.db, poolclass=sqlalchemy.pool.NullPool)
@@ -155,10 +155,11 @@ class Deployment:
         init = segbench("server", "init", "--db", self.db, "--store", str(self.store)).stdout
         self.host_token = next(line.split(": ", 1)[1] for line in init.splitlines() if line.startswith("host token: "))
         phases = folder / f"{BENCHMARK}.yaml"
-        phases.write_text(PHASES)
-        segbench("server", "add-phase", "--db", self.db, "--benchmark", BENCHMARK, "--name", PHASE, "--data", str(DATA),
-                 "--manifest", str(MANIFEST), "--phases", str(phases),
-                 *(("--baseline", str(baseline)) if baseline is not None else ()))
+        phases.write_text(phases_file)
+        for name in phase_names:
+            segbench("server", "add-phase", "--db", self.db, "--benchmark", BENCHMARK, "--name", name, "--data",
+                     str(DATA), "--manifest", str(MANIFEST), "--phases", str(phases),
+                     *(("--baseline", str(baseline)) if baseline is not None else ()))
         self.tokens = {}
         for team in ("alpha", "beta"):
             line = segbench("server", "add-team", team, "--db", self.db).stdout.strip()
@@ -194,8 +195,8 @@ class Deployment:
         token = self.tokens[team] if team in self.tokens else team
         return call(f"{self.url}/api/v1{path}", token, **kwargs)
 
-    def upload(self, team: str, data: bytes, method: str = "m") -> tuple[int, dict]:
-        return self.api(f"/benchmarks/{BENCHMARK}/phases/{PHASE}/submissions?method={method}", team, body=data,
+    def upload(self, team: str, data: bytes, method: str = "m", phase: str = PHASE) -> tuple[int, dict]:
+        return self.api(f"/benchmarks/{BENCHMARK}/phases/{phase}/submissions?method={method}", team, body=data,
                         headers={"Content-Type": "application/zip"})
 
     def wait_for(self, team: str, submission_id: str, statuses=("scored", "failed"), timeout: float = 120) -> dict:

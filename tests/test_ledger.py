@@ -5,6 +5,7 @@ database to use (tools/postgres-cluster up prints one; under CI=true a missing o
 
 from __future__ import annotations
 
+import secrets
 import threading
 import time
 from datetime import timedelta
@@ -49,10 +50,11 @@ def team_and_phase(session):
     return session.scalar(select(Team)), session.scalar(select(Phase))
 
 
-def accept(factory, sha="a" * 64) -> Submission:
+def accept(factory, sha: str | None = None, method: str = "m") -> Submission:
+    """An accepted upload: distinct bytes (a random SHA-256) unless `sha` is given."""
     with factory() as session:
         team, phase = team_and_phase(session)
-        return ledger.accept(session, team, phase, sha, 1, "m", "", "v", lambda: None)
+        return ledger.accept(session, team, phase, sha or secrets.token_hex(32), 1, method, "", "v", lambda: None)
 
 
 def test_the_migrations_make_the_tables_the_orm_declares(db):
@@ -110,6 +112,21 @@ def test_a_day_quota_counts_the_utc_day_only(db):
                         .values(created_at=midnight - timedelta(seconds=1)))
         session.commit()
     accept(db)
+
+
+def test_a_replayed_upload_is_refused_within_the_window_and_inserts_nothing(db):
+    first = accept(db, "c" * 64)
+    with pytest.raises(ledger.Replayed, match=f"SHA-256 {'c' * 64}\\) under the same method was accepted as "
+                                              f"submission {first.id} less than 1:00:00 ago"):
+        accept(db, "c" * 64)
+    with db() as session:
+        assert session.scalar(select(func.count()).select_from(Submission)) == 1
+    assert accept(db, "c" * 64, method="other").method == "other"  # the same bytes named as another method
+    with db() as session:  # the first made just outside the window
+        session.execute(update(Submission).where(Submission.id == first.id)
+                        .values(created_at=utcnow() - ledger.REPLAY_WINDOW - timedelta(seconds=1)))
+        session.commit()
+    accept(db, "c" * 64)
 
 
 @pytest.mark.parametrize(("opens", "closes"), [(timedelta(hours=1), None), (None, timedelta(0)),

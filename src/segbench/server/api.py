@@ -13,7 +13,7 @@ from starlette.concurrency import run_in_threadpool
 from ..protocols.definitions import load_benchmark
 from .board import board_json, groups, scored
 from .models import Phase, Submission
-from .web import (accept_upload, deployment_of, find_phase, own_submission, own_submissions, require_host,
+from .web import (accept_upload, check_upload_type, deployment_of, find_phase, own_submission, own_submissions, require_host,
                   require_team, submission_view)
 
 router = APIRouter(prefix="/api/v1")
@@ -23,6 +23,7 @@ router = APIRouter(prefix="/api/v1")
 async def upload(benchmark: str, phase: str, request: Request, method: str = "", description: str = "") -> dict:
     """The request's body is the upload (a zip); method and description in the query."""
     team = await run_in_threadpool(require_team, request)
+    check_upload_type(request)
     found = await run_in_threadpool(find_phase, request, benchmark, phase)
     submission = await accept_upload(request, team, found, request.stream(), method, description)
     return {"id": submission.id, "status": submission.status}
