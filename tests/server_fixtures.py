@@ -225,3 +225,9 @@ class Deployment:
         for process in reversed(self.processes):
             stop(process)
         self.engine.dispose()
+        if self.backend == "postgresql":  # the deployment's own database goes with it
+            url = sqlalchemy.engine.make_url(self.db)
+            admin = sqlalchemy.create_engine(url.set(database="postgres"), isolation_level="AUTOCOMMIT")
+            with admin.connect() as connection:
+                connection.execute(sqlalchemy.text(f'DROP DATABASE IF EXISTS "{url.database}" WITH (FORCE)'))
+            admin.dispose()
