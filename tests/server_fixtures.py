@@ -1,6 +1,8 @@
 """A hosted evaluation as real processes, for the server's end-to-end tests: the CLI's commands
 in subprocesses on this checkout's source, a server (uvicorn) on a free localhost port and its
-workers, an upload made from the embedded Painting Vision test split, and an HTTP caller."""
+workers, on SQLite or on a fresh database of the PostgreSQL that $SEGBENCH_TEST_POSTGRES names
+(tools/postgres-cluster up; under CI=true a missing one fails the test), an upload made from the
+embedded Painting Vision test split, and an HTTP caller."""
 
 from __future__ import annotations
 
@@ -18,6 +20,8 @@ import zipfile
 from pathlib import Path
 
 import numpy as np
+import pytest
+import sqlalchemy
 from PIL import Image
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -36,6 +40,36 @@ phases:
 """
 # Fast settings for the tests: a short lease and poll, a small bootstrap.
 WORKER_OPTIONS = ("--lease-seconds", "3", "--poll-seconds", "0.2", "--resamples", "50")
+
+
+BACKENDS = ("sqlite", "postgresql")
+
+
+def postgres_url() -> str:
+    """$SEGBENCH_TEST_POSTGRES; without it the test is skipped, or failed under CI=true (.ci/run
+    starts PostgreSQL, so a missing one is a CI fault)."""
+    url = os.environ.get("SEGBENCH_TEST_POSTGRES")
+    if url:
+        return url
+    problem = "no PostgreSQL: set SEGBENCH_TEST_POSTGRES=$(tools/postgres-cluster up)"
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"CI=true but {problem}", pytrace=False)
+    pytest.skip(problem)
+
+
+def fresh_postgres_database() -> str:
+    """The URL of a new, empty database on the test PostgreSQL (one per deployment)."""
+    url = sqlalchemy.engine.make_url(postgres_url())
+    name = f"segbench_{os.getpid()}_{time.monotonic_ns()}"
+    admin = sqlalchemy.create_engine(url.set(database="postgres"), isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        connection.execute(sqlalchemy.text(f'CREATE DATABASE "{name}"'))
+    admin.dispose()
+    return url.set(database=name).render_as_string(hide_password=False)
+
+
+def database_url(backend: str, folder: Path) -> str:
+    return f"sqlite:///{folder / 'server.db'}" if backend == "sqlite" else fresh_postgres_database()
 
 
 def environment() -> dict[str, str]:
@@ -110,21 +144,24 @@ def call(url: str, token: str | None = None, body: bytes | None = None, method: 
 
 
 class Deployment:
-    """`segbench server init` in `folder` (SQLite, local store), the embedded Painting Vision test
-    split as phase `test` (with the `baseline` upload, if given), two teams; then a server, and
-    workers on demand."""
+    """`segbench server init` in `folder` (SQLite or a fresh PostgreSQL database, local store), the
+    embedded Painting Vision test split as phase `test` (with the `baseline` upload, if given), two
+    teams; then a server, and workers on demand."""
 
-    def __init__(self, folder: Path, server_options: tuple[str, ...] = (), baseline: Path | None = None):
-        self.folder = folder
-        self.db = f"sqlite:///{folder / 'server.db'}"
+    def __init__(self, folder: Path, server_options: tuple[str, ...] = (), baseline: Path | None = None,
+                 backend: str = "sqlite", phases_file: str = PHASES, phase_names: tuple[str, ...] = (PHASE,)):
+        self.folder, self.backend = folder, backend
+        self.db = database_url(backend, folder)
+        self.engine = sqlalchemy.create_engine(self.db, poolclass=sqlalchemy.pool.NullPool)
         self.store = folder / "store"
         init = segbench("server", "init", "--db", self.db, "--store", str(self.store)).stdout
         self.host_token = next(line.split(": ", 1)[1] for line in init.splitlines() if line.startswith("host token: "))
         phases = folder / f"{BENCHMARK}.yaml"
-        phases.write_text(PHASES)
-        segbench("server", "add-phase", "--db", self.db, "--benchmark", BENCHMARK, "--name", PHASE, "--data", str(DATA),
-                 "--manifest", str(MANIFEST), "--phases", str(phases),
-                 *(("--baseline", str(baseline)) if baseline is not None else ()))
+        phases.write_text(phases_file)
+        for name in phase_names:
+            segbench("server", "add-phase", "--db", self.db, "--benchmark", BENCHMARK, "--name", name, "--data",
+                     str(DATA), "--manifest", str(MANIFEST), "--phases", str(phases),
+                     *(("--baseline", str(baseline)) if baseline is not None else ()))
         self.tokens = {}
         for team in ("alpha", "beta"):
             line = segbench("server", "add-team", team, "--db", self.db).stdout.strip()
@@ -160,8 +197,8 @@ class Deployment:
         token = self.tokens[team] if team in self.tokens else team
         return call(f"{self.url}/api/v1{path}", token, **kwargs)
 
-    def upload(self, team: str, data: bytes, method: str = "m") -> tuple[int, dict]:
-        return self.api(f"/benchmarks/{BENCHMARK}/phases/{PHASE}/submissions?method={method}", team, body=data,
+    def upload(self, team: str, data: bytes, method: str = "m", phase: str = PHASE) -> tuple[int, dict]:
+        return self.api(f"/benchmarks/{BENCHMARK}/phases/{phase}/submissions?method={method}", team, body=data,
                         headers={"Content-Type": "application/zip"})
 
     def wait_for(self, team: str, submission_id: str, statuses=("scored", "failed"), timeout: float = 120) -> dict:
@@ -174,9 +211,25 @@ class Deployment:
             time.sleep(0.1)
         raise AssertionError(f"submission {submission_id} still {view['status']}")
 
+    def sql(self, query: str, **parameters) -> list[tuple]:
+        """The rows of one statement on the deployment's database (committed)."""
+        with self.engine.begin() as connection:
+            result = connection.execute(sqlalchemy.text(query), parameters)
+            return [tuple(row) for row in result] if result.returns_rows else []
+
+    def rows(self, table: str) -> int:
+        return self.sql(f"SELECT count(*) FROM {table}")[0][0]
+
     def stored_objects(self) -> list[str]:
         return sorted(p.name for p in self.store.rglob("*") if p.is_file())
 
     def close(self) -> None:
         for process in reversed(self.processes):
             stop(process)
+        self.engine.dispose()
+        if self.backend == "postgresql":  # the deployment's own database goes with it
+            url = sqlalchemy.engine.make_url(self.db)
+            admin = sqlalchemy.create_engine(url.set(database="postgres"), isolation_level="AUTOCOMMIT")
+            with admin.connect() as connection:
+                connection.execute(sqlalchemy.text(f'DROP DATABASE IF EXISTS "{url.database}" WITH (FORCE)'))
+            admin.dispose()

@@ -1,11 +1,11 @@
 """The submissions' life in the database: quota and insert in one transaction, claims under a
 lease, results written only by the lease's holder; and the migrations make exactly the tables
 the ORM declares. On SQLite, and on PostgreSQL where $SEGBENCH_TEST_POSTGRES names an empty
-database to use (e.g. postgresql+psycopg://postgres@127.0.0.1:5432/segbench_test)."""
+database to use (tools/postgres-cluster up prints one; under CI=true a missing one fails)."""
 
 from __future__ import annotations
 
-import os
+import secrets
 import threading
 import time
 from datetime import timedelta
@@ -13,15 +13,13 @@ from datetime import timedelta
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
+from server_fixtures import postgres_url
 from sqlalchemy import func, select, text, update
 
 from segbench.server import ledger
 from segbench.server.accounts import add_team, team_of
 from segbench.server.database import engine_for, migrate, sessions
 from segbench.server.models import FAILED, SCORED, SCORING, Base, Phase, Submission, Team, utcnow
-
-
-POSTGRES = os.environ.get("SEGBENCH_TEST_POSTGRES")
 
 
 def emptied(url: str):
@@ -35,9 +33,8 @@ def emptied(url: str):
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def db(request, tmp_path):
-    if request.param == "postgresql" and not POSTGRES:
-        pytest.skip("no PostgreSQL: set SEGBENCH_TEST_POSTGRES to an empty database's URL")
-    engine = engine_for(f"sqlite:///{tmp_path / 'server.db'}") if request.param == "sqlite" else emptied(POSTGRES)
+    engine = (engine_for(f"sqlite:///{tmp_path / 'server.db'}") if request.param == "sqlite"
+              else emptied(postgres_url()))
     migrate(engine)
     factory = sessions(engine)
     with factory() as session:
@@ -53,10 +50,11 @@ def team_and_phase(session):
     return session.scalar(select(Team)), session.scalar(select(Phase))
 
 
-def accept(factory, sha="a" * 64) -> Submission:
+def accept(factory, sha: str | None = None, method: str = "m") -> Submission:
+    """An accepted upload: distinct bytes (a random SHA-256) unless `sha` is given."""
     with factory() as session:
         team, phase = team_and_phase(session)
-        return ledger.accept(session, team, phase, sha, 1, "m", "", "v", lambda: None)
+        return ledger.accept(session, team, phase, sha or secrets.token_hex(32), 1, method, "", "v", lambda: None)
 
 
 def test_the_migrations_make_the_tables_the_orm_declares(db):
@@ -114,6 +112,21 @@ def test_a_day_quota_counts_the_utc_day_only(db):
                         .values(created_at=midnight - timedelta(seconds=1)))
         session.commit()
     accept(db)
+
+
+def test_a_replayed_upload_is_refused_within_the_window_and_inserts_nothing(db):
+    first = accept(db, "c" * 64)
+    with pytest.raises(ledger.Replayed, match=f"SHA-256 {'c' * 64}\\) under the same method was accepted as "
+                                              f"submission {first.id} less than 1:00:00 ago"):
+        accept(db, "c" * 64)
+    with db() as session:
+        assert session.scalar(select(func.count()).select_from(Submission)) == 1
+    assert accept(db, "c" * 64, method="other").method == "other"  # the same bytes named as another method
+    with db() as session:  # the first made just outside the window
+        session.execute(update(Submission).where(Submission.id == first.id)
+                        .values(created_at=utcnow() - ledger.REPLAY_WINDOW - timedelta(seconds=1)))
+        session.commit()
+    accept(db, "c" * 64)
 
 
 @pytest.mark.parametrize(("opens", "closes"), [(timedelta(hours=1), None), (None, timedelta(0)),

@@ -1,19 +1,18 @@
 """The hosted evaluation end to end, against real processes: `segbench server init`, a phase on
 the embedded Painting Vision test split, two teams, a server (uvicorn) and a worker as
-subprocesses, shared by the module's tests."""
+subprocesses, shared by the module's tests; once on SQLite and once on PostgreSQL."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import re
-import sqlite3
 import subprocess
 import sys
 
 import pytest
 import requests
-from server_fixtures import BENCHMARK, DATA, MANIFEST, PHASE, SPLIT, Deployment, environment, make_upload, segbench
+from server_fixtures import BACKENDS, BENCHMARK, DATA, MANIFEST, PHASE, SPLIT, Deployment, environment, make_upload, segbench
 
 from segbench.protocols.definitions import load_benchmark
 from segbench.records.countsio import read_counts
@@ -23,10 +22,11 @@ from segbench.steps.metrics import document
 LIMIT = 200_000  # the server's upload limit here: above the uploads, below the oversized one
 
 
-@pytest.fixture(scope="module")
-def served(tmp_path_factory):
+@pytest.fixture(scope="module", params=BACKENDS)
+def served(tmp_path_factory, request):
     baseline = make_upload(tmp_path_factory.mktemp("baseline") / "baseline.zip", blank_rows=0.5)
-    deployment = Deployment(tmp_path_factory.mktemp("server"), ("--max-upload-bytes", str(LIMIT)), baseline)
+    deployment = Deployment(tmp_path_factory.mktemp("server"), ("--max-upload-bytes", str(LIMIT)), baseline,
+                            request.param)
     deployment.worker()
     yield deployment
     deployment.close()
@@ -37,14 +37,8 @@ def upload(tmp_path_factory):
     return make_upload(tmp_path_factory.mktemp("upload") / "upload.zip")
 
 
-def rows(deployment: Deployment, table: str) -> int:
-    with sqlite3.connect(deployment.db.removeprefix("sqlite:///")) as db:
-        return db.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
-
-
 def stored_row(deployment: Deployment, table: str, column: str, key: str, value: str):
-    with sqlite3.connect(deployment.db.removeprefix("sqlite:///")) as db:
-        return db.execute(f"SELECT {column} FROM {table} WHERE {key} = ?", (value,)).fetchone()[0]
+    return deployment.sql(f"SELECT {column} FROM {table} WHERE {key} = :value", value=value)[0][0]
 
 
 def test_an_upload_is_queued_then_scored_as_segbench_metrics_scores_it(served, upload, tmp_path):
@@ -112,11 +106,11 @@ REFUSALS = [
 @pytest.mark.parametrize(("case", "body", "status", "message"), REFUSALS, ids=[r[0] for r in REFUSALS])
 def test_a_refused_upload_gets_the_clis_message_and_leaves_nothing(served, tmp_path, case, body, status, message):
     data = body(tmp_path)
-    objects, submissions = served.stored_objects(), rows(served, "submissions")
+    objects, submissions = served.stored_objects(), served.rows("submissions")
     got, answer = served.upload("beta", data)
     assert got == status and message in answer["error"]
     assert str(tmp_path) not in answer["error"] and "/tmp/" not in answer["error"]
-    assert served.stored_objects() == objects and rows(served, "submissions") == submissions
+    assert served.stored_objects() == objects and served.rows("submissions") == submissions
     if status == 400:  # the CLI says the same of the same bytes
         (tmp_path / "upload.zip").write_bytes(data)
         cli = segbench("check-submission", str(tmp_path / "upload.zip"), "--benchmark", BENCHMARK,
@@ -149,14 +143,14 @@ def test_the_host_sees_every_teams_submissions(served):
     status, answer = served.api("/host/submissions", served.host_token)
     assert status == 200
     assert {s["team"] for s in answer["submissions"]} == {"alpha", "beta"}
-    assert len(answer["submissions"]) == rows(served, "submissions")
+    assert len(answer["submissions"]) == served.rows("submissions")
 
 
 @pytest.mark.parametrize("token", [None, "sbt_wrong"])
 def test_no_team_no_upload(served, upload, token):
-    submissions = rows(served, "submissions")
+    submissions = served.rows("submissions")
     got, answer = served.upload(token, upload.read_bytes())
-    assert got == 401 and set(answer) == {"error"} and rows(served, "submissions") == submissions
+    assert got == 401 and set(answer) == {"error"} and served.rows("submissions") == submissions
 
 
 def test_the_client_submits_with_the_token_from_the_environment_and_waits(served, upload):
@@ -213,12 +207,12 @@ def test_a_browser_signs_in_uploads_through_the_form_and_sees_its_submission(ser
 @pytest.mark.parametrize("csrf", [None, "forged"])
 def test_a_form_without_its_csrf_token_changes_nothing(served, upload, csrf):
     browser = signed_in_browser(served, "beta")
-    objects, submissions = served.stored_objects(), rows(served, "submissions")
+    objects, submissions = served.stored_objects(), served.rows("submissions")
     data = {"phase": f"{BENCHMARK}/{PHASE}", "method": "m", **({"csrf": csrf} if csrf else {})}
     sent = browser.post(served.url + "/team/upload", data=data,
                         files={"upload": ("upload.zip", upload.read_bytes(), "application/zip")}, allow_redirects=False)
     assert sent.status_code == 403 and "CSRF" in sent.text
-    assert served.stored_objects() == objects and rows(served, "submissions") == submissions
+    assert served.stored_objects() == objects and served.rows("submissions") == submissions
     signout = browser.post(served.url + "/signout", data=data, allow_redirects=False)
     assert signout.status_code == 403 and browser.get(served.url + "/team").status_code == 200
 
@@ -239,6 +233,6 @@ def test_a_revoked_token_opens_nothing(served, upload):
     token = line.removeprefix("token for gamma: ")
     assert served.api("/submissions", token)[0] == 200
     assert segbench("server", "revoke-team", "gamma", "--db", served.db).stdout.strip() == "team gamma: token revoked"
-    submissions = rows(served, "submissions")
+    submissions = served.rows("submissions")
     assert served.api("/submissions", token) == (401, {"error": "the token is not a live team's"})
-    assert served.upload(token, upload.read_bytes())[0] == 401 and rows(served, "submissions") == submissions
+    assert served.upload(token, upload.read_bytes())[0] == 401 and served.rows("submissions") == submissions

@@ -1,28 +1,26 @@
 """Workers against real processes: a worker killed with kill -9 while it scores loses its lease,
-and another worker scores the submission once."""
+and another worker scores the submission once; on SQLite and on PostgreSQL."""
 
 from __future__ import annotations
 
 import os
 import signal
-import sqlite3
 import time
 
 import pytest
-from server_fixtures import BENCHMARK, PHASE, Deployment, make_upload, stop
+from server_fixtures import BACKENDS, BENCHMARK, PHASE, Deployment, make_upload, stop
 
 
-@pytest.fixture(scope="module")
-def served(tmp_path_factory):
-    deployment = Deployment(tmp_path_factory.mktemp("server"))
+@pytest.fixture(scope="module", params=BACKENDS)
+def served(tmp_path_factory, request):
+    deployment = Deployment(tmp_path_factory.mktemp("server"), backend=request.param)
     yield deployment
     deployment.close()
 
 
 def lease(deployment: Deployment, submission_id: str) -> tuple[str, str | None, int]:
-    with sqlite3.connect(deployment.db.removeprefix("sqlite:///")) as db:
-        return db.execute("SELECT status, lease_owner, attempts FROM submissions WHERE id = ?",
-                          (submission_id,)).fetchone()
+    (row,) = deployment.sql("SELECT status, lease_owner, attempts FROM submissions WHERE id = :id", id=submission_id)
+    return row
 
 
 def test_a_worker_killed_while_scoring_leaves_the_submission_to_another(served, tmp_path):
@@ -50,9 +48,8 @@ def test_a_worker_killed_while_scoring_leaves_the_submission_to_another(served, 
 def test_a_submission_every_worker_dies_on_is_failed_after_the_last_attempt(served, tmp_path):
     status, accepted = served.upload("beta", make_upload(tmp_path / "upload.zip").read_bytes())
     assert status == 201 and lease(served, accepted["id"])[0] == "queued"  # no worker runs yet
-    with sqlite3.connect(served.db.removeprefix("sqlite:///")) as db:  # three claims' workers died on it
-        db.execute("UPDATE submissions SET status = 'scoring', attempts = 3, lease_expires = '2000-01-01 00:00:00' "
-                   "WHERE id = ?", (accepted["id"],))
+    served.sql("UPDATE submissions SET status = 'scoring', attempts = 3, lease_expires = '2000-01-01 00:00:00' "
+               "WHERE id = :id", id=accepted["id"])  # three claims' workers died on it
     served.worker("--max-attempts", "3")
     view = served.wait_for("beta", accepted["id"])
     assert (view["status"], view["error"]) == (

@@ -15,8 +15,8 @@ from ..protocols.definitions import load_benchmark
 from .board import board_groups, board_json, scored
 from .models import Phase, Submission
 from .parts import PRIVATE, PUBLIC
-from .web import (ApiError, accept_upload, deployment_of, find_phase, own_submission, own_submissions, require_host,
-                  require_team, select_submission, submission_view)
+from .web import (ApiError, accept_upload, check_upload_type, deployment_of, find_phase, own_submission, own_submissions,
+                  require_host, require_team, select_submission, submission_view)
 
 router = APIRouter(prefix="/api/v1")
 
@@ -25,6 +25,7 @@ router = APIRouter(prefix="/api/v1")
 async def upload(benchmark: str, phase: str, request: Request, method: str = "", description: str = "") -> dict:
     """The request's body is the upload (a zip); method and description in the query."""
     team = await run_in_threadpool(require_team, request)
+    check_upload_type(request)
     found = await run_in_threadpool(find_phase, request, benchmark, phase)
     submission = await accept_upload(request, team, found, request.stream(), method, description)
     return {"id": submission.id, "status": submission.status}

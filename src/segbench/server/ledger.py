@@ -46,12 +46,28 @@ class SelectionRefused(SegbenchError):
     """The submission cannot be selected now (not scored, or the selection is full)."""
 
 
-def refusal(session: Session, team: Team, phase: Phase, now: datetime) -> SegbenchError | None:
-    """Why the team may not submit to the phase at `now` (naive UTC), or None: the phase's dates,
-    its quota over the phase and over the UTC day (core.phase.Phase's rules)."""
+class Replayed(SegbenchError):
+    """The team sent these bytes, under this method name, to this phase within the replay window."""
+
+
+# A request replayed (by an attacker who captured it, or a client retrying blindly) carries the
+# same bytes and method: within this window it is refused and names the submission it repeats.
+REPLAY_WINDOW = timedelta(hours=1)
+
+
+def refusal(session: Session, team: Team, phase: Phase, now: datetime, upload_sha256: str,
+            method: str) -> SegbenchError | None:
+    """Why the team may not submit this upload to the phase at `now` (naive UTC), or None: the
+    phase's dates, a replay, its quota over the phase and over the UTC day (core.phase.Phase's rules)."""
     definition = phase.definition()
     if not definition.is_open(aware(now)):
         return PhaseClosed(f"phase '{phase.name}' is closed (open from {definition.start} until {definition.end})")
+    repeated = session.scalar(select(Submission.id).where(
+        Submission.team_id == team.id, Submission.phase_id == phase.id, Submission.upload_sha256 == upload_sha256,
+        Submission.method == method, Submission.created_at >= now - REPLAY_WINDOW).limit(1))
+    if repeated is not None:
+        return Replayed(f"upload.zip: the same upload (SHA-256 {upload_sha256}) under the same method was accepted "
+                        f"as submission {repeated} less than {REPLAY_WINDOW} ago; a replay is not accepted again")
 
     def accepted_since(since: datetime | None) -> int:
         query = select(func.count()).select_from(Submission).where(
@@ -76,7 +92,7 @@ def accept(session: Session, team: Team, phase: Phase, upload_sha256: str, uploa
     transaction that then fails is only an unreferenced object, never a visible submission)."""
     now = utcnow()
     session.execute(update(Team).where(Team.id == team.id).values(last_upload_at=now))  # the team's lock
-    refused = refusal(session, team, phase, now)
+    refused = refusal(session, team, phase, now, upload_sha256, method)
     if refused is not None:
         session.rollback()
         raise refused

@@ -128,11 +128,13 @@ def own_submissions(request: Request, team: Team) -> list[Submission]:
                                     .order_by(Submission.created_at.desc(), Submission.id)))
 
 
-def checked_text(value: str, field: str, longest: int) -> str:
+def checked_text(value: str, field: str, longest: int, forbidden: str = "") -> str:
     if len(value) > longest:
         raise ApiError(400, f"{field}: at most {longest} characters")
     if any(ord(c) < 32 and c not in "\n\t" or ord(c) == 127 for c in value):
         raise ApiError(400, f"{field}: control characters are not allowed")
+    if any(c in forbidden for c in value):
+        raise ApiError(400, f"{field}: {' and '.join(map(repr, forbidden))} are not allowed (a name, not a path)")
     return value
 
 
@@ -140,6 +142,16 @@ def ladder_view(submission: Submission) -> dict[str, Any]:
     """What the public board's Ladder released for the team after this submission."""
     return {"public_score": submission.public_score, "decimals": submission.public_decimals,
             "released": submission.released, "note": submission.ladder_note}
+
+
+UPLOAD_TYPES = ("application/zip", "application/octet-stream")
+
+
+def check_upload_type(request: Request) -> None:
+    """An API upload's body is declared a zip (or plain bytes); a form or text body is refused unread."""
+    declared = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if declared not in UPLOAD_TYPES:
+        raise ApiError(415, f"the body is {declared or 'undeclared'}: send the zip as {' or '.join(UPLOAD_TYPES)}")
 
 
 def submission_view(submission: Submission) -> dict[str, Any]:
@@ -179,7 +191,7 @@ async def accept_upload(request: Request, team: Team, phase: Phase, body: AsyncI
     deployment = deployment_of(request)
     if not limits_of(request).uploads.take(f"team:{team.id}"):
         raise ApiError(429, "too many uploads: wait an hour")
-    method = checked_text(method, "method", MAX_METHOD)
+    method = checked_text(method, "method", MAX_METHOD, forbidden="/\\\n\t")
     description = checked_text(description, "description", MAX_DESCRIPTION)
     limit = deployment.settings.max_upload_bytes
     declared = request.headers.get("content-length")
@@ -209,6 +221,6 @@ def error_status(exc: SegbenchError) -> int:
         return 403
     if isinstance(exc, ledger.NoSuchSubmission):
         return 404
-    if isinstance(exc, ledger.SelectionRefused):
+    if isinstance(exc, (ledger.SelectionRefused, ledger.Replayed)):
         return 409
     return 400
