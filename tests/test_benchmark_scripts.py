@@ -126,3 +126,15 @@ def test_ladder_attack():
                  *(rf"^{board} +mean: kept [\d.]+ +public [+-]\d\.\d{{4}} +private [+-]\d\.\d{{4}} +gap [+-]\d\.\d{{4}} "
                    rf"\([+-]\d+\.\d\d SE\)$" for board in ("naive", "ladder", "ladder, naive rule")),
                  r"^target naive: gap > 3 SE: (met|MISSED)$", r"^target ladder: \|gap\| <= 1 SE: (met|MISSED)$")
+
+
+def test_server_speed():
+    out = run_script("server_speed.py", "--uploads", "1", "--resamples", "1", "--intake", "2", "--reads", "4",
+                     "--entries", "5")
+    assert_lines(out, r"^worker, 1 resamples: \d+\.\d ms per upload \(median of 1\); decoding its \d+ masks and labels: "
+                      r"\d+\.\d\d ms; ratio \d+\.\d x$",
+                 r"^intake: 2 uploads \(\d+ bytes, \d+ masks each\) accepted in \d+\.\d s by 8 clients: \d+\.\d uploads/s$",
+                 r"^leaderboard: 6 entries, 50 readers, 4 reads in \d+\.\d s \(\d+\.\d/s\): p50 \d+ ms, p95 \d+ ms; "
+                 r"answers not 200: none$",
+                 r"^target worker <= 1\.2 x decode: (met|MISSED)$",
+                 r"^target leaderboard p95 <= 50 ms, every answer 200: (met|MISSED)$")
