@@ -219,7 +219,8 @@ def every_answer(served, uploads) -> dict[tuple[str, str], tuple[int, str]]:
         answers[key] = (response.status_code, response.text)
 
     record(("POST", "/api/v1/benchmarks/{benchmark}/phases/{phase}/submissions"),
-           requests.post(f"{url}/api/v1{BOARD}/submissions?method=gate", data=uploads["half"], headers=beta))
+           requests.post(f"{url}/api/v1{BOARD}/submissions?method=gate", data=uploads["half"],
+                         headers={**beta, "Content-Type": "application/zip"}))
     beta_id = json.loads(answers[("POST", "/api/v1/benchmarks/{benchmark}/phases/{phase}/submissions")][1])["id"]
     served.wait_for("beta", beta_id)
     record(("GET", "/api/v1/submissions"), requests.get(f"{url}/api/v1/submissions", headers=beta))

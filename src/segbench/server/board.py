@@ -130,12 +130,15 @@ def board_groups(deployment: Deployment, benchmark: Benchmark, phase: Phase, sub
     hidden = deployment.hidden(phase)
     frames = deployment.parts(phase)[part]
     show = part == PRIVATE or phase.show_scores
+    unit_of = hidden.groups
     out = []
     for dataset_id, own in triples(phase, submissions):
         group = {"benchmark": benchmark.name, "benchmark_version": benchmark.benchmark_version,
                  "taxonomy_version": benchmark.taxonomy_version, "dataset_id": dataset_id, "split": phase.split,
                  "phase": phase.name, "part": part, "headline": ".".join(benchmark.floor_compare_on),
-                 "inference_modes": []}
+                 "inference_modes": [], "unit": benchmark.group_key,
+                 # the part's independent units: too few of them and no interval is called significant
+                 "units": len({unit_of[f] for f in frames})}
         if part == PUBLIC:
             entries = public_bests(own)
             if not show:
