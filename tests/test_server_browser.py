@@ -80,7 +80,9 @@ def test_a_team_signs_in_uploads_sees_it_scored_and_on_the_board_and_no_other_te
         assert status() == "queued"  # no worker runs yet
         served.worker()
         wait_until(lambda: (alpha.get(page), status())[1] == "scored")
-        assert "Every metric" in alpha.page_source and "in-the-browser" in alpha.page_source
+        # before the reveal the page shows what the public board released for it (the Ladder's note), no metric
+        assert "first score" in alpha.page_source and "in-the-browser" in alpha.page_source
+        assert "Every metric" not in alpha.page_source
         shot(alpha, "server-submission.png", tmp_path)
         alpha.get(served.url + "/team")
         assert alpha.find_element(By.CSS_SELECTOR, f'tr[data-id="{submission_id}"] td.status').text == "scored"
@@ -94,7 +96,7 @@ def test_a_team_signs_in_uploads_sees_it_scored_and_on_the_board_and_no_other_te
         sign_in(beta, served, "beta")
         beta.get(page)
         assert f"no submission '{submission_id}' of team beta" in beta.page_source
-        assert "Every metric" not in beta.page_source and "in-the-browser" not in beta.page_source
+        assert "first score" not in beta.page_source and "in-the-browser" not in beta.page_source
     finally:
         alpha.quit()
         beta.quit()
