@@ -152,7 +152,9 @@ def restore(paths: Sequence[Path], objects: Any = None) -> list[Path]:
         problems = [p for path in missing for p in pin_problems(path, objects)]
         if problems:
             raise SegbenchError(f"could not restore {[str(p) for p in missing]}: the DVC remote does not hold these "
-                                "bytes as pinned (nothing was checked out):\n  " + "\n  ".join(problems))
+                                "bytes as pinned (nothing was checked out; check which remote is used, `dvc remote "
+                                "list`, and that it holds the pins, `dvc push` where they were added, then `dvc pull` "
+                                "or run again):\n  " + "\n  ".join(problems))
         done = dvc("checkout", *pins)  # every object is in the cache as pinned
     still_missing = [p for p in missing if not p.exists()]
     if done.returncode != 0 or still_missing:
