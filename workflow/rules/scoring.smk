@@ -80,6 +80,9 @@ rule metrics:
         mem_mb=2000,
     params:
         code=code("metrics"),
+        # a re-run trigger: the document names the dataset, so a change anywhere in the data (an
+        # image, a train label) that leaves these counts alone still re-makes it
+        dataset_id=dataset_id,
     shell:
         cli(
             "metrics",
