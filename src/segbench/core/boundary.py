@@ -3,7 +3,7 @@
 As the authors' `mask_to_boundary` (pad with background, erode d times with a 3x3 square,
 subtract): a pixel is in the band of its class's mask when a pixel within chessboard distance d
 is of another label or outside the image. That does not depend on the class, so one band per
-label map serves every class (/work/shared/protocols/boundary-iou.md). `all_cells` counts every
+label map serves every class (docs/metrics.md, "Boundary IoU"). `all_cells` counts every
 pixel by (raw gt, raw pred, which bands), so every class's intersection and union follow from
 lookup tables later, the joint histogram is the same counts summed over the bands (the scoring
 pass needs no second count), and the counts add over frames and shards.
