@@ -67,10 +67,16 @@ def state(served: Deployment) -> tuple:
     return tuple(sorted(served.sql(f"SELECT * FROM {t}"), key=repr) for t in TABLES), served.stored_objects()
 
 
+def upload_bytes(**kwargs) -> bytes:
+    """The bytes of make_upload's zip (its keyword arguments), made in a folder removed after."""
+    with tempfile.TemporaryDirectory(prefix="attack-") as folder:
+        return make_upload(Path(folder) / "upload.zip", **kwargs).read_bytes()
+
+
 def members(**extra: bytes) -> bytes:
     """The valid upload's members plus `extra`, as a zip's bytes."""
     buffer = io.BytesIO()
-    with zipfile.ZipFile(make_upload(Path(tempfile.mkdtemp(prefix="attack-")) / "base.zip")) as base, \
+    with zipfile.ZipFile(io.BytesIO(upload_bytes())) as base, \
             zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as out:
         for info in base.infolist():
             out.writestr(info.filename, base.read(info))
@@ -83,7 +89,7 @@ def replaced(frame_png: bytes) -> bytes:
     """The valid upload with its first frame's mask replaced by `frame_png`."""
     first = split_frames()[0][0]["frame_id"] + ".png"
     buffer = io.BytesIO()
-    with zipfile.ZipFile(make_upload(Path(tempfile.mkdtemp(prefix="attack-")) / "base.zip")) as base, \
+    with zipfile.ZipFile(io.BytesIO(upload_bytes())) as base, \
             zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as out:
         for info in base.infolist():
             out.writestr(info.filename, frame_png if info.filename == first else base.read(info))
@@ -190,8 +196,8 @@ ATTACKS = [
     Attack("a truncated zip", lambda s, u, a: post(s, "beta", u[: len(u) // 2]), 400, "upload.zip"),
     Attack("a zip with an extra member", lambda s, u, a: post(s, "beta", members(**{"notes.txt": b"hi"})), 400,
            "notes.txt"),
-    Attack("another dataset's dataset_id.txt", lambda s, u, a: post(s, "beta", make_upload(
-        Path(tempfile.mkdtemp(prefix="attack-")) / "u.zip", dataset_id="pv1:" + "0" * 64).read_bytes()), 400,
+    Attack("another dataset's dataset_id.txt", lambda s, u, a: post(s, "beta", upload_bytes(
+        dataset_id="pv1:" + "0" * 64)), 400,
            "dataset_id.txt says pv1:"),
     Attack("a form content type", lambda s, u, a: post(s, "beta", u, content_type="multipart/form-data"), 415,
            "multipart/form-data"),
