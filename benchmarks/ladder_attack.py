@@ -43,7 +43,6 @@ import argparse
 import io
 import json
 import socket
-import sqlite3
 import statistics
 import subprocess
 import sys
@@ -59,7 +58,7 @@ from PIL import Image
 from segbench.core.boosting_attack import AttackResult, Board, Release, boosting_attack, ladder_board, measure, naive_board, play
 from segbench.server import client
 from segbench.server.deployment import connect
-from segbench.server.models import Phase
+from segbench.server.models import Phase, Submission
 from segbench.server.parts import PRIVATE, PUBLIC, stored_headline
 from segbench.synthetic.attack_data import FRAME_SIZE, attack_parts, attack_split, honest_predictions
 
@@ -72,7 +71,7 @@ SE_SEED = 0  # the bootstrap draws of the Ladder and of the gains' standard erro
 NAIVE, LADDER, LADDER_THRESHOLD = "naive", "ladder", "ladder, naive rule"
 
 
-def boards(resamples: int) -> dict[str, tuple[Callable[[], Board], bool]]:
+def boards() -> dict[str, tuple[Callable[[], Board], bool]]:
     """name -> (a fresh board, whether the attacker keeps only the board's new bests)."""
     return {
         NAIVE: (naive_board, False),
@@ -96,7 +95,7 @@ def run(walls: int, frames_per_wall: int, mixes: int, attacks: int, resamples: i
         report=print) -> dict[str, list[AttackResult]]:
     public, private = attack_parts(walls, frames_per_wall, secret, PRIVATE_FRACTION, ERROR_SHARE)
     results: dict[str, list[AttackResult]] = {}
-    for name, (make, new_bests) in boards(resamples).items():
+    for name, (make, new_bests) in boards().items():
         for seed in range(attacks):
             started = time.perf_counter()
             result = boosting_attack(make(), public, private, mixes, seed, resamples, SE_SEED, new_bests)
@@ -193,13 +192,6 @@ def deployment(folder: Path, walls: int, frames_per_wall: int, teams: int, resam
             process.wait(30)
 
 
-def host_secret(db: str) -> bytes:
-    """The deployment's division secret (the host's side: the benchmark compares the two replays)."""
-    with sqlite3.connect(db.removeprefix("sqlite:///")) as connection:
-        (value,), = connection.execute("SELECT value FROM settings WHERE key = 'division_secret'")
-    return bytes.fromhex(value)
-
-
 def server_submit(url: str, team: str, token: str, uploads: Path, walls: int, frames_per_wall: int,
                   ids: list[str]) -> Callable[[np.ndarray], Release]:
     """A team's submissions through the API: the zip of its masks (B's where chosen, else A's),
@@ -245,8 +237,9 @@ def server_run(folder: Path, walls: int, frames_per_wall: int, mixes: int, attac
         uploads.mkdir()
 
         def stored(submission_id: str, part: str):
-            with sqlite3.connect(db.removeprefix("sqlite:///")) as connection:
-                (sha,), = connection.execute("SELECT counts_sha256 FROM submissions WHERE id = ?", (submission_id,))
+            """The headline data of the counts the server stored for the submission, on the part."""
+            with host.sessions() as session:
+                sha = session.get(Submission, submission_id).counts_sha256
             return stored_headline(host.store, hidden, sha, parts[part])
 
         for seed, (team, token) in enumerate(tokens.items()):
