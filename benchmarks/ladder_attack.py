@@ -159,7 +159,9 @@ def free_port() -> int:
 def deployment(folder: Path, walls: int, frames_per_wall: int, teams: int, resamples: int) -> Iterator[tuple[str, str, dict]]:
     """(server URL, database URL, team name -> token) of a fresh local deployment in `folder`,
     serving the attack's split as phase `attack`, with a server and a worker running."""
-    folder.mkdir(parents=True, exist_ok=False)
+    if folder.exists() and any(folder.iterdir()):
+        raise SystemExit(f"--server {folder}: not empty; the deployment needs an empty or absent folder")
+    folder.mkdir(parents=True, exist_ok=True)
     db = f"sqlite:///{folder / 'server.db'}"
     segbench("server", "init", "--db", db, "--store", str(folder / "store"))
     data, manifest = write_split(folder, walls, frames_per_wall)
@@ -189,7 +191,11 @@ def deployment(folder: Path, walls: int, frames_per_wall: int, teams: int, resam
     finally:
         for process in processes:
             process.terminate()
-            process.wait(30)
+            try:
+                process.wait(30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
 
 
 def server_submit(url: str, team: str, token: str, uploads: Path, walls: int, frames_per_wall: int,
