@@ -119,13 +119,29 @@ def test_workflow_changes(tmp_path):
     assert_lines(out, r"^  infer +\d+$", r"^  total +\d+$", r"^--plan-only: the full run and the changes are not made$")
 
 
+MEAN = (r"mean: kept [\d.]+ +public [+-]\d\.\d{4} ± \d\.\d{4} +private [+-]\d\.\d{4} ± \d\.\d{4} +"
+        r"gap [+-]\d\.\d{4} ± \d\.\d{4} \(SE \d\.\d{4}: [+-]\d+\.\d\d ± \d+\.\d\d SE\)$")
+
+
 def test_ladder_attack():
-    out = run_script("ladder_attack.py", "--walls", "10", "--frames-per-wall", "2", "--mixes", "20", "--attacks", "1",
+    out = run_script("ladder_attack.py", "--walls", "10", "--frames-per-wall", "2", "--mixes", "20", "--attacks", "2",
                      "--resamples", "50")
-    assert_lines(out, r"^10 walls x 2 frames, private fraction [\d.]+, 20 mixes, 1 attacks, 50 resamples$",
-                 *(rf"^{board} +mean: kept [\d.]+ +public [+-]\d\.\d{{4}} +private [+-]\d\.\d{{4}} +gap [+-]\d\.\d{{4}} "
-                   rf"\([+-]\d+\.\d\d SE\)$" for board in ("naive", "ladder", "ladder, naive rule")),
+    assert_lines(out, r"^10 walls x 2 frames, private fraction [\d.]+, 20 mixes, 2 attacks, 50 resamples$",
+                 *(rf"^{board} +{MEAN}" for board in ("naive", "ladder", "ladder, naive rule")),
                  r"^target naive: gap > 3 SE: (met|MISSED)$", r"^target ladder: \|gap\| <= 1 SE: (met|MISSED)$")
+
+
+def test_ladder_attack_through_the_server(tmp_path):
+    # Blum & Hardt's attack on the Ladder through a server's API (uploads, the public board) gives
+    # the engine's replay exactly: the same kept mixes, reference and gains from the stored counts
+    # (which walls are public, and so what is kept, follows the deployment's random host secret)
+    out = run_script("ladder_attack.py", "--walls", "10", "--frames-per-wall", "4", "--mixes", "10", "--attacks", "1",
+                     "--resamples", "50", "--server", str(tmp_path / "served"))
+    assert_lines(out, rf"^ladder, server +{MEAN}", r"^server and engine: the same kept mixes, reference and gains "
+                                                   r"in 1 of 1 attacks$")
+    rows = {board: row.split(": ", 1)[1].rsplit("  [", 1)[0] for row in out.splitlines()
+            for board in ("ladder, server", "ladder") if re.match(rf"^{board} +attack 0: ", row)}
+    assert rows["ladder, server"] == rows["ladder"]
 
 
 def test_server_speed():

@@ -1,32 +1,37 @@
 """The public board's Ladder: a team's public score moves only when a new submission beats its
-current best by more than the noise of the public part.
+released score by more than the noise of the public part.
 
 Blum & Hardt, "The Ladder: A Reliable Leaderboard for Machine Learning Competitions" (ICML
-2015), Algorithm 2 (the parameter-free Ladder): release a new score only when it beats the
-released best by more than the standard error of the two submissions' paired loss difference,
-and then rounded. Adapted to a headline that is a function of counts summed over frames (not a
-mean of per-sample losses) and to correlated frames:
+2015). Their Ladder (Algorithm 1) releases a new score only when it beats the previously
+released score R_{t-1} by more than the step eta, and then releases the new score rounded to
+eta; their parameter-free Ladder (Algorithm 2, Ladder.jl's FreeLadder) takes as the step s/sqrt(n),
+s the sample standard deviation (ddof 1) of the per-sample loss differences of the new
+submission and the current best (of the submission's own losses for a first one), n the
+number of samples. Here, for a headline that is a function of counts summed over frames (mIoU
+is no mean of per-frame losses) and frames correlated within a unit:
 
-- the paired difference is the headline of the new submission minus that of the team's current
-  best, both exact, over the public units; its standard error is the standard deviation (ddof 1)
-  of the same difference over `resamples` bootstrap resamples of the public units (the same
-  draws for both, bootstrap.resample_weights with `seed`);
-- the new score is released when the difference exceeds one standard error, with at least
-  significance.MIN_UNITS public units (with fewer no difference is significant: the board
-  keeps the first score), and its rounded value is above the released best (so the board never
-  shows a new best below the old one);
-- the released value is the exact headline rounded to the decimal place of the standard error's
-  leading digit: decimals = -floor(log10(SE)), Python's round() (0.62333 with SE 0.0019 is 0.623);
-  unrounded when the standard error is 0 (every resample gives the same difference);
+- the samples are the public units; a unit's "loss" is its jackknife pseudo-value, so the step
+  is the jackknife standard error of the paired difference (new minus best, both exact):
+  SE = (n - 1) / sqrt(n) * std_ddof1(D_-u), D_-u the difference with unit u left out. For a
+  headline that is the mean of per-unit values (pixel accuracy with equal units) the
+  pseudo-values are those values, and SE is exactly Blum & Hardt's s/sqrt(n). Leave-one-out
+  headlines that are undefined are left out; with fewer than two defined, no SE (None);
+  below FLOAT_NOISE, 0. No resampling, so no seed: every decision is a function of the counts;
+- the new score is released when its exact headline exceeds by more than SE both the team's
+  released score (Blum & Hardt's R_{t-1}) and its best's exact headline: value - max(released,
+  best) > SE, with at least significance.MIN_UNITS public units (with fewer no difference is
+  significant: the board keeps the first score). Blum & Hardt's released score is exact (or
+  rounded to 1/n), so the two bounds are one there; with a released score rounded to its own
+  step, the exact bound keeps a resubmitted or barely changed best (SE 0 or tiny, its exact
+  score above a rounded-down release) from releasing the best's exact score, and the released
+  bound keeps the board from moving by less than the step;
+- the released value is the exact headline rounded to the threshold's precision, the decimal
+  place of SE's leading digit: decimals = -floor(log10(SE)), Python's round() (0.62333 with SE
+  0.0019 is 0.623). Its rounding error is at most SE / 2, so a release is always above the
+  score it replaces; unrounded when SE is 0 (the same difference on every unit);
 - a team's first submission is released rounded by its own (unpaired) standard error.
 
-Blum & Hardt's own parameter-free Ladder (their Ladder.jl) compares the new loss with the best's
-exact loss minus s/sqrt(n), s the standard deviation of the per-sample paired differences, and
-releases it unrounded; their fixed-step Ladder rounds to log10(n) decimals. The rounding to the
-standard error's digit is this project's: each release tells about as much whatever the number
-of units. Every decision is a function of the stored counts, the resamples and the seed:
-replay() recomputes a team's board.
-Pure computation, no I/O.
+replay() recomputes a team's board from its submissions' counts. Pure computation, no I/O.
 """
 
 from __future__ import annotations
@@ -37,7 +42,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .headline import UnitData, check_paired, point, replicates, spread, weights
+from .headline import FLOAT_NOISE, UnitData, check_paired, point, replicates
 from .significance import MIN_UNITS, too_few_units
 
 FIRST = "first score"
@@ -49,13 +54,13 @@ UNDEFINED = "the headline is undefined on the public part"
 @dataclass(frozen=True)
 class Standing:
     """A team's current best on the public board: its headline data and the score released for
-    it; `replicates`, the best's headline on each resample, is a cache that ladder_step fills
-    (None: computed when needed, e.g. for a standing rebuilt from the stored counts)."""
+    it; `left_out`, the best's headline with each unit left out, is a cache that ladder_step
+    fills (None: computed when needed, e.g. for a standing rebuilt from the stored counts)."""
 
     best: UnitData
     score: float
     decimals: int | None
-    replicates: np.ndarray | None = field(default=None, compare=False, repr=False)
+    left_out: np.ndarray | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -68,8 +73,8 @@ class LadderDecision:
     score: float | None  # the team's public score after it (None: nothing released yet)
     decimals: int | None  # the decimal places `score` was rounded to (None: unrounded)
     value: float | None  # the submission's exact public headline
-    difference: float | None  # value minus the best's exact headline (None for a first submission)
-    standard_error: float | None
+    difference: float | None  # value minus the larger of the released score and the best's exact one
+    standard_error: float | None  # the step: the paired difference's (a first submission's own)
     units: int
     note: str
 
@@ -83,8 +88,24 @@ def rounded(value: float, decimals: int | None) -> float:
     return value if decimals is None else round(value, decimals)
 
 
-def ladder_step(standing: Standing | None, new: UnitData, resamples: int,
-                seed: int) -> tuple[LadderDecision, Standing | None]:
+def left_out(data: UnitData) -> np.ndarray:
+    """(units,) the headline with each unit left out in turn, NaN where undefined."""
+    units = len(data.units)
+    return replicates(data, np.ones((units, units), dtype=np.int64) - np.eye(units, dtype=np.int64))
+
+
+def jackknife_error(left_out_values: np.ndarray, units: int) -> float | None:
+    """The jackknife standard error from the leave-one-out values of a headline (or of a paired
+    difference): (n - 1) / sqrt(n) times their standard deviation (ddof 1), which is the
+    standard deviation of the pseudo-values over sqrt(n); None with fewer than two defined."""
+    defined = left_out_values[~np.isnan(left_out_values)]
+    if defined.size < 2:
+        return None
+    error = (units - 1) / math.sqrt(units) * float(defined.std(ddof=1))
+    return 0.0 if error < FLOAT_NOISE else error
+
+
+def ladder_step(standing: Standing | None, new: UnitData) -> tuple[LadderDecision, Standing | None]:
     """The board's decision on `new`, given the team's standing before it (None: no best yet),
     and the standing after it."""
     units = len(new.units)
@@ -92,35 +113,34 @@ def ladder_step(standing: Standing | None, new: UnitData, resamples: int,
     kept = (None, None) if standing is None else (standing.score, standing.decimals)
     if math.isnan(value):
         return LadderDecision(False, *kept, None, None, None, units, UNDEFINED), standing
-    draws = weights(new, resamples, seed)
-    new_replicates = replicates(new, draws)
+    new_left_out = left_out(new)
     if standing is None:
-        se = spread(new_replicates)
+        se = jackknife_error(new_left_out, units)
         places = decimals_of(se)
         score = rounded(value, places)
         return (LadderDecision(True, score, places, value, None, se, units, FIRST),
-                Standing(new, score, places, new_replicates))
+                Standing(new, score, places, new_left_out))
     check_paired(new, standing.best)
-    best_replicates = replicates(standing.best, draws) if standing.replicates is None else standing.replicates
-    difference = value - point(standing.best)
-    se = spread(new_replicates - best_replicates)
-    cached = Standing(standing.best, standing.score, standing.decimals, best_replicates)
+    best_left_out = left_out(standing.best) if standing.left_out is None else standing.left_out
+    se = jackknife_error(new_left_out - best_left_out, units)
+    difference = value - max(standing.score, point(standing.best))
+    cached = Standing(standing.best, standing.score, standing.decimals, best_left_out)
     if units < MIN_UNITS:
         return LadderDecision(False, *kept, value, difference, se, units, too_few_units(units, new.unit)), cached
-    places = decimals_of(se)
-    score = rounded(value, places)
-    if se is not None and difference > se and score > standing.score:
+    if se is not None and difference > se:
+        places = decimals_of(se)
+        score = rounded(value, places)
         return (LadderDecision(True, score, places, value, difference, se, units, NEW_BEST),
-                Standing(new, score, places, new_replicates))
+                Standing(new, score, places, new_left_out))
     return LadderDecision(False, *kept, value, difference, se, units, WITHIN_NOISE), cached
 
 
-def replay(submissions: Sequence[UnitData], resamples: int, seed: int) -> list[LadderDecision]:
+def replay(submissions: Sequence[UnitData]) -> list[LadderDecision]:
     """A team's decisions over its submissions in the order they were scored."""
     standing: Standing | None = None
     decisions = []
     for new in submissions:
-        decision, standing = ladder_step(standing, new, resamples, seed)
+        decision, standing = ladder_step(standing, new)
         decisions.append(decision)
     return decisions
 

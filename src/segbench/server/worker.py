@@ -62,7 +62,7 @@ def ladder_columns(deployment: Deployment, hidden: HiddenSplit, public: UnitData
     standing = None if best is None else Standing(
         stored_headline(deployment.store, hidden, best.counts_sha256, public.frame_ids), best.public_score,
         best.public_decimals)
-    decision, _ = ladder_step(standing, public, deployment.settings.resamples, deployment.settings.seed)
+    decision, _ = ladder_step(standing, public)
     return {"released": decision.released, "public_score": decision.score, "public_decimals": decision.decimals,
             "ladder_note": decision.note}
 

@@ -81,10 +81,11 @@ def noisy_prediction(rng: np.random.Generator, label: np.ndarray, error_share: f
     return prediction
 
 
-def honest_pair(split: AttackSplit, error_share: tuple[float, float], seed: int = 0) -> tuple[FrameCounts, FrameCounts]:
-    """Per-frame counts of the honest sets A and B: on each pair of shots, P1 and P2 (error
-    shares uniform in `error_share`) in swapped order; a wall's odd shot out gets one prediction
-    in both sets."""
+def honest_predictions(split: AttackSplit, error_share: tuple[float, float],
+                       seed: int = 0) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """The prediction masks of the honest sets A and B, per frame of the split: on each pair of
+    shots, P1 and P2 (error shares uniform in `error_share`) in swapped order; a wall's odd shot
+    out gets one prediction in both sets."""
     rng = np.random.default_rng([seed, PREDICTION_STREAM])
     walls: dict[str, list[int]] = {}
     for index, frame_id in enumerate(split.frame_ids):
@@ -94,13 +95,18 @@ def honest_pair(split: AttackSplit, error_share: tuple[float, float], seed: int 
     for shots in walls.values():
         for pair in (shots[i:i + 2] for i in range(0, len(shots), 2)):
             label = split.labels[pair[0]]
-            predictions = [joint_histogram(label, noisy_prediction(rng, label, rng.uniform(*error_share)))
-                           for _ in pair]
+            predictions = [noisy_prediction(rng, label, rng.uniform(*error_share)) for _ in pair]
             for index, p, q in zip(pair, predictions, predictions[::-1]):
                 a[index], b[index] = p, q
     order = range(len(split.frame_ids))
-    return (FrameCounts.from_histograms(split.frame_ids, [a[i] for i in order]),
-            FrameCounts.from_histograms(split.frame_ids, [b[i] for i in order]))
+    return [a[i] for i in order], [b[i] for i in order]
+
+
+def honest_pair(split: AttackSplit, error_share: tuple[float, float], seed: int = 0) -> tuple[FrameCounts, FrameCounts]:
+    """Per-frame counts of the honest sets A and B (honest_predictions against the labels)."""
+    return tuple(FrameCounts.from_histograms(split.frame_ids, [joint_histogram(label, mask) for label, mask
+                                                               in zip(split.labels, masks)])
+                 for masks in honest_predictions(split, error_share, seed))
 
 
 def attack_parts(walls: int, frames_per_wall: int, secret: bytes, private_fraction: float,
