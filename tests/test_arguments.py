@@ -99,3 +99,9 @@ def test_a_renamed_flag_takes_its_old_spelling_with_a_warning_and_its_new_one_wi
         p.parse_args([])
     assert "the following arguments are required: --json-out/--json" in capsys.readouterr().err
     assert named_paths(p, p.parse_args(["--json", "a.json"])) == ([], [("--json-out", Path("a.json"))])
+
+
+def test_a_renamed_flag_is_named_by_its_new_name_whichever_spelling_was_typed(capsys):
+    p = argparse.ArgumentParser(prog="segbench overlays")
+    add_renamed(p, "--out", "--out-dir", type=output_path, help="the folder written")
+    assert named_paths(p, p.parse_args(["--out-dir", "o"])) == ([], [("--out", Path("o"))])

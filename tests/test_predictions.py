@@ -10,7 +10,7 @@ import pytest
 from segbench.datasets.base import Frame
 from segbench.errors import SegbenchError
 from segbench.io.problems import Problems
-from segbench.records.predictions import EXTRA, MISSING, Predictions, folders_of
+from segbench.records.predictions import EXTRA, GROUND_TRUTH, MISSING, Predictions, folders_of
 
 
 class Listed(Predictions):
@@ -69,3 +69,18 @@ def test_gathered_listing_problems_are_left_to_the_caller():
 def test_extra_entries_pass_when_not_exact():
     with Listed(Path("preds"), [frame("a")], exact=False) as preds:
         preds.check_listing({"a.png", "z.png"})
+
+
+def test_a_mask_that_is_its_label_byte_for_byte_is_refused_at_once_or_gathered(tmp_path):
+    (tmp_path / "a.png").write_bytes(b"")  # Listed reads every mask as b"": a's label, byte for byte
+    copy = Frame("a", "g", "val", Path("a.jpg"), tmp_path / "a.png")
+    frames = [copy, frame("b")]  # b's label is not at hand: nothing to compare
+    preds = Listed(Path("preds"), frames, exact=True)
+    with pytest.raises(SegbenchError) as info:
+        preds.check_not_ground_truth()
+    assert str(info.value) == (
+        "preds: predictions refused: 1 problem:\n  masks that are their frame's ground-truth label byte for byte "
+        f"(never scored as a prediction) (1):\n    frame a: preds/a.png is {tmp_path / 'a.png'}")
+    problems = Problems()
+    Listed(Path("preds"), frames, exact=True, problems=problems).check_not_ground_truth()
+    assert problems.by_kind == {GROUND_TRUTH: [f"frame a: preds/a.png is {tmp_path / 'a.png'}"]}

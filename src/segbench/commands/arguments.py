@@ -38,7 +38,9 @@ def named_paths(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tu
         role = {input_path: inputs, output_path: outputs}.get(action.type)
         value = getattr(args, action.dest, None)
         if role is not None and value is not None:
-            name = max(action.option_strings, key=len, default=action.dest)
+            # A renamed flag by its new name; another by its long name.
+            name = action.option_strings[0] if isinstance(action, Renamed) else max(action.option_strings, key=len,
+                                                                                      default=action.dest)
             role += [(name, path) for path in (value if isinstance(value, list) else [value])]
     return inputs, outputs
 

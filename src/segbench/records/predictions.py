@@ -78,12 +78,15 @@ class Predictions(ABC):
 
     def check_not_ground_truth(self) -> None:
         """Masks that are byte for byte their frame's ground-truth label (the labels folder
-        itself, or a copy of its files), each a problem: refusing to score the ground truth as a
-        prediction. Only a mask of the label's size is read, so honest predictions cost one
-        listing; a label re-encoded is not caught (its bytes differ: docs/security.md)."""
+        itself, or a copy of its files), each a problem (refused at once unless problems are
+        gathered): the ground truth is never scored as a prediction. Only a mask of the label's
+        size is read, so honest predictions cost one listing; a label re-encoded is not caught
+        (its bytes differ: docs/security.md)."""
         for _, f in sorted(self.expected.items()):
             if f.labelled and self.listed(f) and self.is_label(f):
                 self.problems.add(GROUND_TRUTH, f"frame {f.frame_id}: {self.where(f)} is {f.label}")
+        if not self.gathered:
+            self.problems.refuse(self.source, REFUSED)
 
     def is_label(self, frame: Frame) -> bool:
         try:
