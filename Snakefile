@@ -11,6 +11,10 @@ min_version("9.0")
 configfile: readable_config("config/config.yaml")
 
 
+# `snakemake --report` opens on the results table (the rule graph beside it).
+report: "workflow/report/workflow.rst"
+
+
 include: "workflow/rules/common.smk"
 include: "workflow/rules/provenance.smk"
 include: "workflow/rules/audit.smk"

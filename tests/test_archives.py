@@ -5,8 +5,10 @@ import zipfile
 import pytest
 
 from segbench.errors import SegbenchError
-from segbench.io.archives import SHOWN, bad_name, is_archive, member_checks, ratio_problem, refuse, verify_model_zip
+from segbench.io.archives import (ARCHIVE_OVER_LIMITS, ENTRY_TOO_LARGE, REFUSED_ENTRY, bad_name, is_archive,
+                                  member_checks, ratio_problem, verify_model_zip)
 from segbench.io.limits import LIMITS
+from segbench.io.problems import Problems
 
 
 @pytest.mark.parametrize("name, problem", [
@@ -38,31 +40,36 @@ def test_is_archive(name, archive):
     assert is_archive(name) is archive
 
 
-def test_refuse_lists_the_first_problems_and_counts_the_rest():
-    refuse("s.zip", "archive refused", [])  # nothing to refuse
-    problems = [f"p{i}" for i in range(SHOWN + 2)]
-    with pytest.raises(SegbenchError) as info:
-        refuse("s.zip", "archive refused", problems)
-    assert str(info.value) == "s.zip: archive refused:\n  " + "\n  ".join(problems[:SHOWN]) + "\n  ... and 2 more"
-
-
 def test_member_checks_name_each_entry_over_a_limit_and_the_total():
     entries = [("a.png", None, 6), ("../b.png", "a name with '..'", 1), ("c.png", None, 5)]
-    with pytest.raises(SegbenchError) as info:
-        member_checks("s.zip", entries, archive_bytes=100, max_entry=5, max_total=11)
-    assert str(info.value) == (
-        "s.zip: archive refused:\n"
-        "  s.zip: ../b.png: refused: a name with '..'\n"
-        "  s.zip: a.png: 6 bytes uncompressed, more than the limit of 5\n"
-        "  s.zip: 12 bytes uncompressed in all, more than the limit of 11")
-    member_checks("s.zip", [("a.png", None, 6)], archive_bytes=100, max_entry=6, max_total=6)  # at every limit
+    problems = Problems()
+    assert member_checks("s.zip", entries, archive_bytes=100, max_entry=5, max_total=11, problems=problems) is True
+    assert problems.by_kind == {
+        REFUSED_ENTRY: ["s.zip: ../b.png: refused: a name with '..'"],
+        ENTRY_TOO_LARGE: ["s.zip: a.png: 6 bytes uncompressed, more than the limit of 5"],
+        ARCHIVE_OVER_LIMITS: ["s.zip: 12 bytes uncompressed in all, more than the limit of 11"],
+    }
+    at_limits = Problems()
+    assert member_checks("s.zip", [("a.png", None, 6)], archive_bytes=100, max_entry=6, max_total=6,
+                         problems=at_limits) is False
+    assert len(at_limits) == 0
+
+
+def test_an_entry_over_its_limit_alone_does_not_refuse_the_archive_as_a_whole():
+    problems = Problems()
+    assert member_checks("s.zip", [("a.png", None, 6), ("b.png", None, 1)], archive_bytes=100, max_entry=5,
+                         max_total=100, problems=problems) is False
+    assert problems.by_kind == {ENTRY_TOO_LARGE: ["s.zip: a.png: 6 bytes uncompressed, more than the limit of 5"]}
 
 
 def test_member_checks_refuse_an_archive_bomb_as_a_whole():
     total = LIMITS.max_ratio * 3 + 1
-    with pytest.raises(SegbenchError, match=rf"s\.zip: {total} bytes uncompressed from 3 bytes, a ratio above the "
-                                            rf"limit of {LIMITS.max_ratio} \(an archive bomb\?\)$"):
-        member_checks("s.zip", [("a", None, total)], archive_bytes=3, max_entry=total, max_total=total)
+    problems = Problems()
+    assert member_checks("s.zip", [("a", None, total)], archive_bytes=3, max_entry=total, max_total=total,
+                         problems=problems) is True
+    assert problems.by_kind == {ARCHIVE_OVER_LIMITS: [
+        f"s.zip: {total} bytes uncompressed from 3 bytes, a ratio above the limit of {LIMITS.max_ratio} "
+        "(an archive bomb?)"]}
 
 
 def test_verify_model_zip_leaves_other_files_to_torch(tmp_path):
@@ -85,5 +92,6 @@ def test_verify_model_zip_refuses_a_member_named_outside(tmp_path):
     path = tmp_path / "m.pt"
     with zipfile.ZipFile(path, "w") as archive:
         archive.writestr("../escape", b"x")
-    with pytest.raises(SegbenchError, match=r"m\.pt: archive refused:\n  .*m\.pt: \.\./escape: refused: a name with '\.\.'$"):
+    with pytest.raises(SegbenchError, match=r"m\.pt: archive refused: 1 problem:\n  refused entries \(1\):\n    .*m\.pt: \.\./escape: "
+                                            r"refused: a name with '\.\.'$"):
         verify_model_zip(path)

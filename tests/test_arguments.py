@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from segbench.commands.arguments import (DEFAULT_CONFIG, add_frames, add_model, input_path, named_paths, output_path,
-                                         positive_int)
+from segbench.commands.arguments import (DEFAULT_CONFIG, add_frames, add_model, add_renamed, input_path, named_paths,
+                                         output_path, positive_int)
 
 
 def parser(*adders) -> argparse.ArgumentParser:
@@ -84,3 +84,24 @@ def test_named_paths_of_a_subcommand_by_role():
                                         ("--listings", Path(".snakemake/segbench/results-listings")),
                                         ("--metadata", Path(".snakemake/metadata"))],
                                        [])
+
+
+def test_a_renamed_flag_takes_its_old_spelling_with_a_warning_and_its_new_one_without(capsys):
+    p = argparse.ArgumentParser(prog="segbench audit")
+    add_renamed(p, "--json-out", "--json", type=output_path, required=True, help="write the report as JSON here")
+    assert p.parse_args(["--json-out", "a.json"]).json_out == Path("a.json")
+    assert capsys.readouterr().err == ""
+    assert p.parse_args(["--json", "a.json"]).json_out == Path("a.json")
+    assert capsys.readouterr().err == ("segbench audit: warning: --json is deprecated, use --json-out (the old name goes "
+                                       "in the next release)\n")
+    assert "write the report as JSON here (--json: its old name, deprecated)" in " ".join(p.format_help().split())
+    with pytest.raises(SystemExit):  # required under either name
+        p.parse_args([])
+    assert "the following arguments are required: --json-out/--json" in capsys.readouterr().err
+    assert named_paths(p, p.parse_args(["--json", "a.json"])) == ([], [("--json-out", Path("a.json"))])
+
+
+def test_a_renamed_flag_is_named_by_its_new_name_whichever_spelling_was_typed(capsys):
+    p = argparse.ArgumentParser(prog="segbench overlays")
+    add_renamed(p, "--out", "--out-dir", type=output_path, help="the folder written")
+    assert named_paths(p, p.parse_args(["--out-dir", "o"])) == ([], [("--out", Path("o"))])

@@ -84,10 +84,11 @@ def world(tmp_path_factory) -> World:
     assert oneshot.main(["--data", str(data), "--checkpoint", str(root / "tiny.pt"), "--dataset-manifest", str(manifest),
                          "--emit-submission", str(record), "--work-dir", str(work), "--device", "cpu"]) == 0
     floor_metrics, metrics = root / "floor-metrics.json", root / "metrics.json"
+    tiny = work / "painting-vision" / "test" / oneshot.model_folder("tiny", sha256_file(root / "tiny.pt"))
     write_json(floor_metrics, metrics_document(PV, [work / "painting-vision" / "test" / "floor" / "counts.parquet"]))
-    write_json(metrics, metrics_document(PV, [work / "painting-vision" / "test" / "tiny" / "counts.parquet"]))
+    write_json(metrics, metrics_document(PV, [tiny / "counts.parquet"]))
     return World(data, manifest, root / "tiny.pt", root / "tiny.ts", preds, tuple(f.frame_id for f in frames), record,
-                 floor_metrics, metrics, work / "painting-vision" / "test" / "tiny" / "uncertainty.json")
+                 floor_metrics, metrics, tiny / "uncertainty.json")
 
 
 @dataclass(frozen=True)
@@ -760,9 +761,10 @@ def copy_of_the_test_split(w: World, tmp: Path) -> Path:
 
 
 def ground_truth_refusal(source: Path, copies: list[tuple[str, Path, Path]]) -> str:
-    lines = [f"frame {frame_id}: {mask} is {label}" for frame_id, mask, label in copies]
-    return (f"benchmark.py: error: {source}: {len(copies)} mask(s) are byte for byte the frames' ground-truth labels; "
-            "refusing to score the ground truth as a prediction:\n  " + "\n  ".join(lines) + "\n")
+    lines = [f"    frame {frame_id}: {mask} is {label}" for frame_id, mask, label in copies]
+    count = f"{len(copies)} problem" + ("s" if len(copies) != 1 else "")
+    return (f"benchmark.py: error: {source}: predictions refused: {count}:\n  masks that are their frame's ground-truth "
+            f"label byte for byte (never scored as a prediction) ({len(copies)}):\n" + "\n".join(lines) + "\n")
 
 
 @case("predictions-the-labels-folder-of-a-test-only-copy")
@@ -858,7 +860,8 @@ def _(w: World, tmp: Path) -> Run:
     data_id = json.loads(w.record.read_text())["dataset_id"]
     return Run("cli", ["metrics", "--predictions", str(path), "--label-space", "painting-vision-10", "--data",
                        str(w.data), "--split", "test", "--out", str(tmp / "m.json")], 1,
-               (f"segbench: error: {path}: made for dataset pv1:{'1' * 64} (dataset_id.txt), but the data is "
+               (f"segbench: error: {path}: predictions refused: 1 problem:\n  the dataset the upload was made for "
+                f"(dataset_id.txt) (1):\n    {path}: made for dataset pv1:{'1' * 64} (dataset_id.txt), but the data is "
                 f"{data_id}\n",))
 
 
@@ -1054,8 +1057,8 @@ def _(w: World, tmp: Path) -> Run:
 
 @case("outputs-work-dir-holding-the-predictions")
 def _(w: World, tmp: Path) -> Run:
-    """Predictions kept where the work folder puts the model's counts (`<work>/<benchmark>/<split>/<name>`)."""
-    folder = Path(shutil.copytree(w.preds, tmp / "work" / "painting-vision" / "test" / "preds"))
+    """Predictions kept where the work folder puts the results' tables (`<work>/<benchmark>/<split>/tables`)."""
+    folder = Path(shutil.copytree(w.preds, tmp / "work" / "painting-vision" / "test" / "tables"))
     run = predictions_run(tmp, w, folder, f"benchmark.py: error: --work-dir {folder}: is the input --checkpoint "
                                           f"{folder}; refusing to write onto an input\n")
     return Run(run.entry, run.argv, run.code, run.needles, (folder / "d1.png",))
@@ -1134,6 +1137,13 @@ upload_case("values-outside-space", lambda w: {**pred_members(w), "e1.png": png_
                                                "dataset_id.txt": stated_id(w)}, "e1", "[42]")
 upload_case("size-differs-from-image", lambda w: {**pred_members(w), "e1.png": png_of(np.zeros((8, 20), np.uint8)),
                                                   "dataset_id.txt": stated_id(w)}, "e1.png", "aspect", data=True)
+upload_case("every-problem-at-once",
+            lambda w: {"d1.png": png_of(np.zeros((16, 20, 3), np.uint8)), "notes.txt": b"x", "../../x.png": b"x",
+                       "dataset_id.txt": b"pv1:" + b"0" * 64},
+            "upload refused: 5 problems:\n", "  refused entries (1):\n", "../../x.png: refused: a name with '..'",
+            "  missing predictions (1):\n", "missing prediction for frame e1", "  extra files (1):\n", "notes.txt",
+            "  the dataset the upload was made for (dataset_id.txt) (1):\n", "dataset_id.txt says pv1:0000",
+            "  not 8-bit single-channel PNGs (1):\n", "d1.png: prediction is a 20x16, 8-bit RGB PNG")
 upload_case("zip-slip", lambda w: {**pred_members(w), "../../x.png": b"x", "dataset_id.txt": stated_id(w)}, "'..'")
 
 

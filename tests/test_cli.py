@@ -120,3 +120,38 @@ def test_audit_without_report_files_prints_the_report(pv_data, capsys):
     out = capsys.readouterr().out.splitlines()
     assert out[0] == f"Dataset audit of {pv_data} (benchmark painting-vision, evaluating split 'test')"
     assert out[2] == "Result: PASSED: 0 error(s), 0 warning(s)" and len(out) == 3
+
+
+RENAMED = [  # (command and its other required arguments, new flag, old flag, value, dest)
+    (["audit", "--data", "d"], "--json-out", "--json", "a.json", "json_out"),
+    (["audit", "--data", "d"], "--text-out", "--text", "a.txt", "text_out"),
+    (["manifest", "--data", "d"], "--dataset-manifest", "--verify", "m.json", "dataset_manifest"),
+    (["uncertainty", "--counts", "c.parquet", "--out", "u.json"], "--dataset-manifest", "--manifest", "m.json",
+     "dataset_manifest"),
+    (["plot-iou", "--counts", "c.parquet", "--report", "r", "--csv-out", "p.csv"], "--out", "--png", "p.png", "out"),
+    (["plot-iou", "--counts", "c.parquet", "--report", "r", "--out", "p.png"], "--csv-out", "--csv", "p.csv", "csv_out"),
+    (["plot-confusion", "--counts", "c.parquet", "--space", "s", "--csv-out", "p.csv"], "--out", "--png", "p.png", "out"),
+    (["plot-fraction", "--counts", "c.parquet", "--metric", "r.m"], "--out", "--png", "p.png", "out"),
+    (["overlays", "--data", "d", "--split", "test", "--counts", "c.parquet", "--predictions", "p"], "--out",
+     "--out-dir", "o", "out"),
+]
+
+
+@pytest.mark.parametrize(("argv", "new", "old", "value", "dest"), RENAMED, ids=[f"{r[0][0]} {r[2]}" for r in RENAMED])
+def test_a_flag_renamed_to_the_convention_keeps_its_old_spelling_for_one_release(argv, new, old, value, dest, capsys):
+    command = argv[0]
+    assert getattr(parser().parse_args([*argv, new, value]), dest) == Path(value)
+    assert capsys.readouterr().err == ""
+    assert getattr(parser().parse_args([*argv, old, value]), dest) == Path(value)
+    assert capsys.readouterr().err == (f"segbench {command}: warning: {old} is deprecated, use {new} (the old name goes "
+                                       "in the next release)\n")
+
+
+def test_audit_writes_its_reports_under_the_new_and_the_old_names(pv_data, tmp_path, capsys):
+    assert main(["audit", "--data", str(pv_data), "--split", "test", "--json-out", str(tmp_path / "a.json"),
+                 "--text-out", str(tmp_path / "a.txt")]) == 0
+    assert main(["audit", "--data", str(pv_data), "--split", "test", "--json", str(tmp_path / "b.json"),
+                 "--text", str(tmp_path / "b.txt")]) == 0
+    assert (tmp_path / "a.json").read_bytes() == (tmp_path / "b.json").read_bytes()
+    assert (tmp_path / "a.txt").read_bytes() == (tmp_path / "b.txt").read_bytes()
+    assert capsys.readouterr().err.count("is deprecated") == 2

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -10,11 +12,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from segbench.commands.oneshot import model_folder
+from segbench.io.fileio import sha256_file
 from segbench.protocols.definitions import load_benchmark
 from segbench.stages.submission import read_record
 
 ROOT = Path(__file__).resolve().parents[1]
 PV = load_benchmark("painting-vision")
+BEST = model_folder("best", sha256_file(ROOT / "artifacts" / "best.pt"))  # best.pt's folder in a work folder
 SPEC_ARGS = ["--data", "data", "--checkpoint", "artifacts/best.pt", "--baseline", "segformer-ade", "--split", "test",
              "--dataset-manifest", "data_manifest.json"]
 
@@ -76,7 +81,7 @@ def test_the_floor_verdict_is_the_paired_interval_over_the_walls(two_runs):
     manifest = json.loads((ROOT / "data_manifest.json").read_text())
     walls = {f["frame_id"]: f["wall_id"] for f in manifest["frames"]}
     best, floor = (headline_data(PV, read_counts(work / name / "counts.parquet")[0], PV.ground_truth, walls)
-                   for name in ("best", "floor"))  # best predicts the ground truth's ten classes
+                   for name in (BEST, "floor"))  # best predicts the ground truth's ten classes
     paired = paired_difference(best, floor, 1000, 0)
     assert record["floor"] == {
         "metric": "shared_metrics.mIoU", "value": record["floor"]["value"], "beaten": True,
@@ -85,6 +90,30 @@ def test_the_floor_verdict_is_the_paired_interval_over_the_walls(two_runs):
     assert 0 < paired.low < paired.high and round(paired.difference, 3) == 0.598
     assert ("WARNING: best, segformer-ade: not shown to beat the floor (best: too few units (4 wall_id units) for an "
             "interval; segformer-ade: too few units (4 wall_id units) for an interval)") in done.stdout
+
+
+def test_inference_scoring_and_the_floor_show_their_progress(two_runs):
+    """A bar per long step on stderr, each ending at the split's frames (tqdm: `what: 100%|...| n/n`)."""
+    _, done = two_runs[0]
+    frames = sum(1 for f in json.loads((ROOT / "data_manifest.json").read_text())["frames"] if f["split"] == "test")
+    finished = {what.strip() for what in re.findall(rf"([a-z ()-]+): 100%\|[^|]*\| {frames}/{frames} ", done.stderr)}
+    assert {"floor", "scoring"} <= finished and {w for w in finished if w.startswith("inference")}
+    # The floor's bar before the models', each model's scoring after its inference.
+    steps = [line for line in done.stderr.splitlines() if line.startswith("[")]
+    assert [line.split("] ")[1] for line in steps] == [
+        "dataset identity", "audit", "floor", "inference: best", "scoring: best", "inference: segformer-ade", "scoring: segformer-ade", "bootstrap"]
+
+
+def test_two_models_of_one_name_in_one_run_are_refused_before_anything_is_read(tmp_path):
+    done = oneshot("--data", "data", "--checkpoint", "artifacts/best.pt", "--baseline", "segformer-ade", "--baseline",
+                   "segformer-ade", "--work-dir", str(tmp_path / "work"))
+    assert done.returncode == 1 and done.stderr == (
+        "benchmark.py: error: two of the models evaluated are named 'segformer-ade' (the checkpoint's file name, a "
+        "--baseline given twice, or 'floor', the floor's): the records and the table could not tell them apart\n")
+    (tmp_path / "floor.pt").write_bytes(b"never read")
+    done = oneshot("--data", "data", "--checkpoint", str(tmp_path / "floor.pt"), "--work-dir", str(tmp_path / "work"))
+    assert done.returncode == 1 and "two of the models evaluated are named 'floor'" in done.stderr
+    assert not (tmp_path / "work").exists()
 
 
 def test_second_run_reproduces_the_same_bytes(two_runs):
@@ -135,21 +164,27 @@ def test_best_with_its_wrong_pixels_void_earns_nothing_for_them(two_runs, tmp_pa
     from segbench.steps.metrics import metrics_document
 
     folder, _ = two_runs[0]
-    work = folder / "work" / "painting-vision" / "test"
+    work = tmp_path / "work" / "painting-vision" / "test"
+    shutil.copytree(folder / "work", tmp_path / "work")  # best.pt's run, in the work folder this run writes into
+    best_counts = (work / BEST / "counts.parquet").read_bytes()
     frames = frames_of_split(PV, ROOT / "data", "test")
-    forged = void_the_wrong_pixels(frames, work / "best" / "predictions", tmp_path / "forged")
+    # Named `best` too: its outputs go to a folder of their own, best.pt's are left as they were.
+    forged = void_the_wrong_pixels(frames, work / BEST / "predictions", tmp_path / "best")
     done = oneshot("--data", "data", "--checkpoint", str(forged), "--checkpoint-kind", "predictions", "--label-space",
                    "painting-vision-10", "--dataset-manifest", "data_manifest.json", "--emit-submission",
                    str(tmp_path / "submission.json"), "--work-dir", str(tmp_path / "work"))
     assert done.returncode == 0, done.stderr[-3000:]
+    assert (work / BEST / "counts.parquet").read_bytes() == best_counts
     record = read_record(tmp_path / "submission.json", PV)
-    best = metrics_document(PV, [work / "best" / "counts.parquet"])["results"]
-    results = metrics_document(PV, [tmp_path / "work" / "painting-vision" / "test" / "forged" / "counts.parquet"])["results"]
+    forged_counts = work / model_folder("best", record["checkpoint_sha256"]) / "counts.parquet"
+    assert forged_counts.parent != work / BEST
+    best = metrics_document(PV, [work / BEST / "counts.parquet"])["results"]
+    results = metrics_document(PV, [forged_counts])["results"]
 
     pairs = [(read(f.label), read(forged / f.prediction)) for f in frames]
     wrong = sum(int((pred == VOID).sum() - (gt == VOID)[pred == VOID].sum()) for gt, pred in pairs)
     assert record["pixels_predicted_void"] == wrong > 0
-    assert f"forged: {wrong:,} of {record['pixels_evaluated']:,} evaluated pixels predicted as void" in done.stdout
+    assert f"best: {wrong:,} of {record['pixels_evaluated']:,} evaluated pixels predicted as void" in done.stdout
     tier1 = np.full(256, VOID, np.uint8)
     tier1[:10] = [0, 1, 1, 1, 0, 0, 0, 0, 2, 0]  # the specification's reduction, written out
     for lut, classes, miou in ((None, 10, record["paint_state_metrics"]["mIoU_full_10class"]),
@@ -161,8 +196,7 @@ def test_best_with_its_wrong_pixels_void_earns_nothing_for_them(two_runs, tmp_pa
     intersect, _, label = mmseg_areas(pairs, 10)
     ten = next(r for r in PV.reports if r.key == "paint_state_metrics")
     recalls = [metrics.class_accuracy(report_matrix(PV, ten, ten.space, read_counts(path)[0]))
-               for path in (work / "best" / "counts.parquet", tmp_path / "work" / "painting-vision" / "test" / "forged"
-                            / "counts.parquet")]
+               for path in (work / BEST / "counts.parquet", forged_counts)]
     np.testing.assert_array_equal(recalls[1], recalls[0])
     np.testing.assert_array_equal(recalls[1], intersect / label)
     assert results["paint_state_metrics"]["mAcc"] == best["paint_state_metrics"]["mAcc"]

@@ -14,7 +14,10 @@ import pytest
 
 from segbench.datasets.base import Frame
 from segbench.errors import SegbenchError
+from segbench.io.archives import REFUSED_ENTRY
+from segbench.io.problems import Problems
 from segbench.records.prediction_archive import UPLOAD_META, ArchivePredictions
+from segbench.records.predictions import EXTRA, MISSING
 
 MEMBERS = {"a.png": b"A", "drive/b.png": b"BB"}
 FRAMES = [
@@ -69,7 +72,8 @@ def test_an_upload_record_that_is_not_text(tmp_path):
 def test_a_missing_member_is_named(tmp_path):
     path = write_zip(tmp_path / "p.zip", {"a.png": b"A"})
     assert refused(path, FRAMES, True) == (
-        f"{path}: predictions do not match the evaluated frames:\n  missing prediction for frame b: {path}/drive/b.png"
+        f"{path}: predictions refused: 1 problem:\n  missing predictions (1):\n"
+        f"    missing prediction for frame b: {path}/drive/b.png"
     )
 
 
@@ -80,3 +84,32 @@ def test_no_archive_or_not_an_archive(tmp_path):
     text = tmp_path / "notes.zip"
     text.write_text("hello\n")
     assert refused(text, FRAMES, True).startswith(f"{text}: not a readable zip or tar archive (")
+
+
+def test_gathered_listing_problems_are_all_kept_and_the_refused_frames_not_listed(tmp_path):
+    """Given problems, the archive gathers every listing problem (a refused entry, a missing mask,
+    an extra file) for its caller and refuses nothing; only the frames found plainly are listed."""
+    frames = [*FRAMES, Frame("c", "g", "val", Path("c.jpg"), Path("c.png"))]
+    path = write_zip(tmp_path / "p.zip", {"a.png": b"A", "drive/b.png": b"BB", "drive/b.png ": b"",
+                                          "x/y/z.png": b"Z", "../c.png": b"C"})
+    problems = Problems()
+    with ArchivePredictions(path, frames, exact=True, problems=problems) as preds:
+        assert [preds.listed(f) for f in frames] == [True, True, False]
+        assert preds.read(FRAMES[0]) == b"A"
+    assert problems.by_kind == {
+        REFUSED_ENTRY: [f"{path}: x/y/z.png: refused: in a nested folder", f"{path}: ../c.png: refused: a name with '..'"],
+        MISSING: [f"missing prediction for frame c: {path}/c.png"],
+        EXTRA: [f"extra file not matching any evaluated frame: {path}/drive/b.png "],
+    }
+
+
+def test_a_second_entry_of_one_name_makes_that_frame_unread(tmp_path):
+    path = tmp_path / "p.zip"
+    with zipfile.ZipFile(path, "w") as archive, pytest.warns(UserWarning, match="Duplicate name"):
+        archive.writestr("a.png", b"A")
+        archive.writestr("drive/b.png", b"BB")
+        archive.writestr("a.png", b"A2")
+    problems = Problems()
+    with ArchivePredictions(path, FRAMES, exact=True, problems=problems) as preds:
+        assert [preds.listed(f) for f in FRAMES] == [False, True]
+    assert problems.by_kind == {REFUSED_ENTRY: [f"{path}: a.png: refused: a second entry of the same name"]}

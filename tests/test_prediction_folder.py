@@ -48,17 +48,18 @@ def test_exact_lists_strangers_and_wrong_kinds_not_exact_looks_up_only(tmp_path)
     (tmp_path / "nested").mkdir()
     frames = [frame("a"), frame("b")]
     assert refused(tmp_path, frames, True) == (
-        f"{tmp_path}: predictions do not match the evaluated frames:\n"
-        f"  {tmp_path}/a.png: refused: a hard link (2 names: it may be another file under this name)\n"
-        f"  {tmp_path}/b.png: refused: a symbolic link\n"
-        f"  {tmp_path}/copy.png: refused: a hard link (2 names: it may be another file under this name)\n"
-        f"  {tmp_path}/nested: refused: a nested folder"
+        f"{tmp_path}: predictions refused: 4 problems:\n  refused entries (4):\n"
+        f"    {tmp_path}/a.png: refused: a hard link (2 names: it may be another file under this name)\n"
+        f"    {tmp_path}/b.png: refused: a symbolic link\n"
+        f"    {tmp_path}/copy.png: refused: a hard link (2 names: it may be another file under this name)\n"
+        f"    {tmp_path}/nested: refused: a nested folder"
     )
     (tmp_path / "copy.png").unlink()
     (tmp_path / "b.png").unlink()
     FolderPredictions(tmp_path, [frame("a")], exact=False).close()  # the stray folder is not looked at
     assert refused(tmp_path, frames, False) == (
-        f"{tmp_path}: predictions do not match the evaluated frames:\n  missing prediction for frame b: {tmp_path}/b.png"
+        f"{tmp_path}: predictions refused: 1 problem:\n  missing predictions (1):\n"
+        f"    missing prediction for frame b: {tmp_path}/b.png"
     )
 
 

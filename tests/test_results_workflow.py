@@ -5,8 +5,10 @@ report and the DVC plots."""
 
 from __future__ import annotations
 
+import html
 import json
 import os
+import re
 import sys
 
 import pytest
@@ -175,6 +177,11 @@ def test_snakemake_report_is_self_contained(repo, tmp_path):
     for name in ("iou-shared_metrics.png", "confusion-ground-truth.png", "worst-1.png", "leaderboard.html"):
         assert name in page
     assert "painting-vision (test)" in page
+    # It opens on the results: the landing text (the Snakefile's report: workflow/report/workflow.rst) is the
+    # results table a run prints, the rule graph beside it.
+    landing = html.unescape(json.loads(re.search(r"var workflow_desc = (.*);\n", page).group(1)))
+    assert landing.startswith('<div class="document" id="results">\n<h1 class="title">Results</h1>')
+    assert (repo / "results" / "leaderboard.md").read_text().strip() in landing
 
 
 def test_dvc_plots(repo, config):

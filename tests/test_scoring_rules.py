@@ -98,15 +98,27 @@ def test_without_an_evaluation_size_the_prediction_is_fitted_to_the_ground_truth
         score_predictions([frame], tmp_path / "pred", pv.ground_truth, pv.ground_truth)
 
 
-def test_missing_prediction_fails_at_once_naming_it(tmp_path, idd):
-    frames = [idd_frame(tmp_path, np.zeros((4, 4), np.uint8), name) for name in ("7/000001", "7/000002", "8/000003")]
+def test_every_problem_of_the_masks_is_refused_in_one_error_by_kind(tmp_path, idd):
+    """Missing masks, an RGB one and one of values outside the space: all named, by kind, in one error."""
+    names = ("7/000001", "7/000002", "7/000004", "7/000005", "8/000003")
+    frames = [idd_frame(tmp_path, np.zeros((4, 4), np.uint8), name) for name in names]
     save(tmp_path / "pred" / frames[1].prediction, np.zeros((4, 4), np.uint8))
+    rgb = save(tmp_path / "pred" / frames[2].prediction, np.zeros((4, 4, 3), np.uint8))
+    outside = save(tmp_path / "pred" / frames[3].prediction, np.full((4, 4), 40, np.uint8))
     with pytest.raises(SegbenchError) as exc:
-        score_predictions(frames, tmp_path / "pred", idd.ground_truth, idd.ground_truth, IDD_SIZE)
+        score_predictions(frames, tmp_path / "pred", idd.ground_truth, load_benchmark("painting-vision").ground_truth,
+                          IDD_SIZE)
     assert str(exc.value) == (
-        f"{tmp_path / 'pred'}: predictions do not match the evaluated frames:\n"
-        f"  missing prediction for frame 7/000001: {tmp_path / 'pred/7/000001_gtFine_labellevel3Ids.png'}\n"
-        f"  missing prediction for frame 8/000003: {tmp_path / 'pred/8/000003_gtFine_labellevel3Ids.png'}"
+        f"{tmp_path / 'pred'}: predictions refused: 4 problems:\n"
+        "  missing predictions (2):\n"
+        f"    missing prediction for frame 7/000001: {tmp_path / 'pred/7/000001_gtFine_labellevel3Ids.png'}\n"
+        f"    missing prediction for frame 8/000003: {tmp_path / 'pred/8/000003_gtFine_labellevel3Ids.png'}\n"
+        "  not 8-bit single-channel PNGs (1):\n"
+        f"    {rgb}: prediction is a 4x4, 8-bit RGB PNG; a prediction must be an 8-bit single-channel "
+        "PNG (greyscale, or palette read as its indices) holding class ids, not a colour rendering\n"
+        "  masks with values outside the label space (1):\n"
+        f"    {outside}: frame 7/000005: predicted values [40] are outside the model's label space "
+        "'painting-vision-10' (0..9)"
     )
 
 
@@ -115,8 +127,8 @@ def test_rgb_prediction_is_refused(tmp_path, idd):
     path = save(tmp_path / "pred" / frame.prediction, np.zeros((4, 4, 3), np.uint8))
     with pytest.raises(SegbenchError) as exc:
         score_predictions([frame], tmp_path / "pred", idd.ground_truth, idd.ground_truth, IDD_SIZE)
-    assert str(exc.value) == (
-        f"{path}: prediction is a 4x4, 8-bit RGB PNG; a prediction must be an 8-bit single-channel "
+    assert str(exc.value).endswith(
+        f"\n    {path}: prediction is a 4x4, 8-bit RGB PNG; a prediction must be an 8-bit single-channel "
         "PNG (greyscale, or palette read as its indices) holding class ids, not a colour rendering"
     )
 
@@ -146,6 +158,8 @@ def test_submission_folder_must_mirror_the_frames(tmp_path, idd):
     with pytest.raises(SegbenchError) as exc:
         open_predictions(tmp_path / "pred", frames).close()
     assert str(exc.value).splitlines()[1:] == [
-        f"  missing prediction for frame 8/000002: {tmp_path / 'pred/8/000002_gtFine_labellevel3Ids.png'}",
-        f"  extra file not matching any evaluated frame: {tmp_path / 'pred/7/000001_leftImg8bit.png'}",
+        "  missing predictions (1):",
+        f"    missing prediction for frame 8/000002: {tmp_path / 'pred/8/000002_gtFine_labellevel3Ids.png'}",
+        "  extra files (1):",
+        f"    extra file not matching any evaluated frame: {tmp_path / 'pred/7/000001_leftImg8bit.png'}",
     ]

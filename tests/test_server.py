@@ -96,7 +96,8 @@ def test_a_better_upload_within_too_few_units_keeps_the_teams_first_score(served
 REFUSALS = [
     ("not a zip", lambda tmp: b"plain text, not an archive", 400, "upload.zip: an upload must be a zip archive"),
     ("another dataset", lambda tmp: make_upload(tmp / "u.zip", dataset_id="pv1:" + "0" * 64).read_bytes(), 400,
-     "upload refused:\n  upload.zip: dataset_id.txt says pv1:" + "0" * 64),
+     "upload refused: 1 problem:\n  the dataset the upload was made for (dataset_id.txt) (1):\n"
+     "    upload.zip: dataset_id.txt says pv1:" + "0" * 64),
     ("a frame missing", lambda tmp: make_upload(tmp / "u.zip", skip=1).read_bytes(), 400, "missing"),
     ("an unexpected member", lambda tmp: make_upload(tmp / "u.zip", extra={"../x.png": b"x"}).read_bytes(), 400, "x.png"),
     ("over the size limit", lambda tmp: b"\0" * (LIMIT + 1), 413, f"upload.zip: more than the upload limit of {LIMIT} bytes"),

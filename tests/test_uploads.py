@@ -18,10 +18,11 @@ from pv_fixtures import ALL_CLASSES
 from segbench.commands import cli
 from segbench.core.model_spec import ModelSpec
 from segbench.datasets import read_dataset
+from segbench.errors import SegbenchError
 from segbench.protocols.definitions import load_benchmark
 from segbench.records.provenance import build_manifest, write_manifest
 from segbench.stages.audit import audit_dataset
-from segbench.stages.uploads import manifest_frames
+from segbench.stages.uploads import manifest_frames, png
 from segbench.steps.frames import frames_of_split
 from segbench.steps.inference import infer
 from segbench.workflow.config import load_config
@@ -213,3 +214,93 @@ def test_void_warnings_name_the_frame_the_count_and_the_space_s_void_values():
     assert void_warnings(IDD.space("idd-level3"), {"d/a": 3}) == [
         "frame d/a: 3 pixels predicted as void (26-255) in 'idd-level3', counted as misses"]
     assert void_warnings(IDD.space("idd-level3-misc"), {"d/a": 0}) == []  # misc (>= 26) is a class there
+
+
+def zip_of(path: Path, members: dict[str, bytes]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    return path
+
+
+def header_only_png(width: int, height: int) -> bytes:
+    """A PNG signature and IHDR claiming width x height (8-bit grey), and nothing to decode."""
+    import struct
+    import zlib
+
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + struct.pack(">I", 13) + b"IHDR" + ihdr + struct.pack(">I", zlib.crc32(b"IHDR" + ihdr))
+
+
+def test_every_problem_of_a_500_frame_upload_in_one_error_by_kind_with_counts(tmp_path):
+    """One run names every problem: 470 frames missing, an extra file, a refused entry, the stated
+    dataset, and each present mask's own (not a PNG, RGB, too large a side, damaged, values outside
+    the space), each kind with its count and at most 20 lines, the rest counted; nothing accepted."""
+    from segbench.datasets.base import Frame
+    from segbench.io.limits import LIMITS
+    from segbench.stages.uploads import check_upload
+
+    frames = [Frame(f"f{i:03}", "g", "test", Path(f"images/f{i:03}.png"), Path(f"labels/f{i:03}.png"),
+                    f"f{i:03}.png") for i in range(500)]
+    good = png(np.zeros((4, 6), np.uint8))
+    damaged = bytearray(good)
+    damaged[-20] ^= 0xFF  # inside IDAT: its CRC fails
+    members = {f"f{i:03}.png": good for i in range(470, 500)}
+    for i in range(470, 473):
+        members[f"f{i:03}.png"] = b"GIF89a not a png"
+    for i in range(473, 475):
+        members[f"f{i:03}.png"] = png(np.zeros((4, 6, 3), np.uint8))
+    members["f475.png"] = header_only_png(LIMITS.max_mask_side + 1, 4)
+    members["f476.png"] = bytes(damaged)
+    members["f477.png"] = png(np.full((4, 6), 42, np.uint8))
+    members.update({"notes.txt": b"hello", "sub/x.png": good, "dataset_id.txt": b"pv1:" + b"0" * 64 + b"\n"})
+    upload = zip_of(tmp_path / "upload.zip", members)
+    with pytest.raises(SegbenchError) as info:
+        check_upload(PV, frames, "pv1:" + "1" * 64, upload, PV.ground_truth)
+    missing = [f"    missing prediction for frame f{i:03}: {upload}/f{i:03}.png" for i in range(20)]
+    assert str(info.value).split("\n") == [
+        f"{upload}: upload refused: 481 problems:",
+        "  refused entries (1):", f"    {upload}: sub/x.png: refused: in a nested folder",
+        "  missing predictions (470):", *missing, "    ... and 450 more",
+        "  extra files (1):", f"    extra file not matching any evaluated frame: {upload}/notes.txt",
+        "  the dataset the upload was made for (dataset_id.txt) (1):",
+        f"    {upload}: dataset_id.txt says pv1:{'0' * 64}, the manifest is pv1:{'1' * 64}",
+        "  not PNG files (3):",
+        *(f"    {upload}/f{i}.png: not a PNG file (no PNG signature and IHDR header)" for i in (470, 471, 472)),
+        "  not 8-bit single-channel PNGs (2):",
+        *(f"    {upload}/f{i}.png: prediction is a 6x4, 8-bit RGB PNG; a prediction must be an 8-bit single-channel "
+          "PNG (greyscale, or palette read as its indices) holding class ids, not a colour rendering" for i in (473, 474)),
+        "  masks of a size not accepted (1):",
+        f"    {upload}/f475.png: prediction is {LIMITS.max_mask_side + 1}x4, more than {LIMITS.max_mask_side} on a side",
+        "  damaged or undecodable PNGs (1):",
+        f"    {upload}/f476.png: damaged PNG: the CRC of its IDAT chunk is wrong",
+        "  masks with values outside the label space (1):",
+        f"    {upload}/f477.png: frame f477: values [42] are outside 'painting-vision-10'",
+    ]
+
+
+def test_the_servers_intake_refuses_with_the_clis_message(tmp_path, pv_data, capsys):
+    """The hosted intake (server.intake.check) and `segbench check-submission` say the same of
+    the same bytes: every problem, the upload named upload.zip and the hidden data's folder hidden."""
+    from segbench.server.hidden import open_hidden
+    from segbench.server.intake import HIDDEN_DATA, check
+
+    manifest = tmp_path / "manifest.json"
+    write_manifest(manifest, build_manifest(pv_data, read_dataset(PV, pv_data)))
+    dataset_id = json.loads(manifest.read_text())["dataset_id"]
+    upload = zip_of(tmp_path / "team" / "mine.zip", {"d1.png": png(np.zeros((10, 10), np.uint8)), "x.png": b"x",
+                                                     "dataset_id.txt": dataset_id.encode()})
+    assert cli.main(["check-submission", str(upload), "--dataset-manifest", str(manifest), "--data", str(pv_data)]) == 1
+    said = capsys.readouterr().err.removeprefix("segbench: error: ").rstrip("\n")
+    assert said == "\n".join([
+        f"{upload}: upload refused: 3 problems:",
+        "  missing predictions (1):", f"    missing prediction for frame e1: {upload}/e1.png",
+        "  extra files (1):", f"    extra file not matching any evaluated frame: {upload}/x.png",
+        "  masks of a size not accepted (1):",
+        f"    {upload}/d1.png: prediction is 10x10 but the ground truth is 20x16: not the same aspect ratio, so it "
+        "cannot be resized to it"])
+    with pytest.raises(SegbenchError) as info:
+        check(open_hidden(PV.name, "test", pv_data, manifest), upload)
+    assert str(info.value) == said.replace(str(upload), "upload.zip").replace(str(pv_data), HIDDEN_DATA)
+    assert str(tmp_path) not in str(info.value)

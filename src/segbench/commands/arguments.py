@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
 
 from ..io.overlap import Named
@@ -37,7 +38,9 @@ def named_paths(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tu
         role = {input_path: inputs, output_path: outputs}.get(action.type)
         value = getattr(args, action.dest, None)
         if role is not None and value is not None:
-            name = max(action.option_strings, key=len, default=action.dest)
+            # A renamed flag by its new name; another by its long name.
+            name = action.option_strings[0] if isinstance(action, Renamed) else max(action.option_strings, key=len,
+                                                                                      default=action.dest)
             role += [(name, path) for path in (value if isinstance(value, list) else [value])]
     return inputs, outputs
 
@@ -51,6 +54,25 @@ def positive_int(text: str) -> int:
     if value <= 0:
         raise argparse.ArgumentTypeError(f"must be a positive integer, got {value}")
     return value
+
+
+class Renamed(argparse._StoreAction):
+    """A flag renamed to the convention of docs/cli.md: its new name first, its old spelling after
+    it, accepted until the next release with a warning on stderr (`add_renamed`)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
+                 option_string: str | None = None) -> None:
+        name = self.option_strings[0]
+        if option_string is not None and option_string != name:
+            print(f"{parser.prog}: warning: {option_string} is deprecated, use {name} (the old name goes in the "
+                  "next release)", file=sys.stderr)
+        super().__call__(parser, namespace, values, option_string)
+
+
+def add_renamed(p: argparse.ArgumentParser, name: str, old: str, **kwargs: object) -> None:
+    """The flag `name`, also taken under its deprecated spelling `old` (Renamed)."""
+    kwargs["help"] = f"{kwargs['help']} ({old}: its old name, deprecated)"
+    p.add_argument(name, old, action=Renamed, **kwargs)
 
 
 class Help(argparse.RawDescriptionHelpFormatter):
@@ -102,7 +124,8 @@ def add_model(p: argparse.ArgumentParser) -> None:
 def args_manifest(p: argparse.ArgumentParser) -> None:
     add_benchmark(p)
     add_data(p)
-    p.add_argument("--verify", type=input_path, help="refuse unless the bytes on disk match this manifest")
+    add_renamed(p, "--dataset-manifest", "--verify", type=input_path,
+                help="refuse unless the bytes on disk match this manifest")
     p.add_argument("--out", type=output_path, help="write the manifest here")
     p.add_argument("--dataset-id-out", type=output_path, help="write {dataset_id, frames} JSON here")
     p.add_argument("--index-out", type=output_path, help="write the frame index (frames, hashes, label sizes) here")
@@ -112,8 +135,9 @@ def args_audit(p: argparse.ArgumentParser) -> None:
     add_benchmark(p)
     add_data(p)
     p.add_argument("--split", action="append", default=[], help="a split to be evaluated (must not be empty); repeatable")
-    p.add_argument("--json", type=output_path, help="write the report as JSON here")
-    p.add_argument("--text", type=output_path, help="write the report as text here (with neither, it is printed)")
+    add_renamed(p, "--json-out", "--json", type=output_path, help="write the report as JSON here")
+    add_renamed(p, "--text-out", "--text", type=output_path,
+                help="write the report as text here (with neither, it is printed)")
 
 
 def args_identify(p: argparse.ArgumentParser) -> None:
@@ -201,7 +225,8 @@ def add_comparison(p: argparse.ArgumentParser) -> None:
 
 def args_uncertainty(p: argparse.ArgumentParser) -> None:
     add_comparison(p)
-    p.add_argument("--manifest", type=input_path, required=True, help="the dataset manifest (frame -> group)")
+    add_renamed(p, "--dataset-manifest", "--manifest", type=input_path, required=True,
+                help="the dataset manifest (frame -> group)")
     p.add_argument("--resamples", type=positive_int, default=1000, help="bootstrap resamples of the units")
     p.add_argument("--seed", type=int, default=0, help="the bootstrap's random seed")
     p.add_argument("--out", type=output_path, required=True, help="the file written")
@@ -218,25 +243,28 @@ def args_slices(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", type=output_path, required=True, help="the file written")
 
 
+def add_plot_outputs(p: argparse.ArgumentParser) -> None:
+    add_renamed(p, "--out", "--png", type=output_path, required=True, help="the plot written (PNG)")
+    add_renamed(p, "--csv-out", "--csv", type=output_path, required=True, help="the plotted values written (CSV)")
+
+
 def args_plot_iou(p: argparse.ArgumentParser) -> None:
     add_comparison(p)
     p.add_argument("--report", required=True, help="report key")
-    p.add_argument("--png", type=output_path, required=True, help="the plot written (PNG)")
-    p.add_argument("--csv", type=output_path, required=True, help="the plotted values written (CSV)")
+    add_plot_outputs(p)
 
 
 def args_plot_confusion(p: argparse.ArgumentParser) -> None:
     add_benchmark(p)
     p.add_argument("--counts", type=input_path, nargs="+", required=True, help="the model's shard counts")
     p.add_argument("--space", required=True, help="'ground-truth' or a report key")
-    p.add_argument("--png", type=output_path, required=True, help="the plot written (PNG)")
-    p.add_argument("--csv", type=output_path, required=True, help="the plotted values written (CSV)")
+    add_plot_outputs(p)
 
 
 def args_plot_fraction(p: argparse.ArgumentParser) -> None:
     add_comparison(p)
     p.add_argument("--metric", required=True, help="REPORT.METRIC of a fraction_mae metric")
-    p.add_argument("--png", type=output_path, required=True, help="the plot written (PNG)")
+    add_renamed(p, "--out", "--png", type=output_path, required=True, help="the plot written (PNG)")
 
 
 def args_overlays(p: argparse.ArgumentParser) -> None:
@@ -247,7 +275,7 @@ def args_overlays(p: argparse.ArgumentParser) -> None:
     p.add_argument("--counts", type=input_path, nargs="+", required=True, help="the model's shard counts")
     p.add_argument("--predictions", type=input_path, nargs="+", required=True, help="folders holding the predicted masks")
     p.add_argument("--frames", type=int, default=2, help="how many worst and best frames")
-    p.add_argument("--out-dir", type=output_path, required=True, help="the folder written")
+    add_renamed(p, "--out", "--out-dir", type=output_path, required=True, help="the folder written")
 
 
 def args_plot_data(p: argparse.ArgumentParser) -> None:

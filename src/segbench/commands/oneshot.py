@@ -96,8 +96,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 def evaluate_model(args: argparse.Namespace, benchmark: Any, frames: list, spec: ModelSpec, identity: Any,
-                   space: Any, work: Path, dataset_id: str) -> dict[str, Any]:
-    folder = work / spec.name
+                   space: Any, folder: Path, dataset_id: str) -> dict[str, Any]:
     if spec.kind != "predictions":
         predictions = folder / "predictions"
         with timed(f"inference: {spec.name}"):
@@ -106,46 +105,65 @@ def evaluate_model(args: argparse.Namespace, benchmark: Any, frames: list, spec:
         predictions = spec.path
     with timed(f"scoring: {spec.name}"):
         score_model(benchmark, frames, spec.name, spec.kind, space, predictions, folder / "counts.parquet",
-                    frames[0].split, dataset_id, identity.checkpoint_sha256)
+                    frames[0].split, dataset_id, identity.checkpoint_sha256, progress=True)
         return metrics_document(benchmark, [folder / "counts.parquet"])
 
 
-def record_targets(args: argparse.Namespace, specs: list[ModelSpec], work: Path) -> dict[str, Path]:
+def model_folder(name: str, checkpoint_sha256: str) -> str:
+    """A model's folder in the work folder: its name and the start of its checkpoint_sha256, so the
+    outputs of two models never share one (best.pt and its export best.onnx, two files best.pt)."""
+    return f"{name}-{checkpoint_sha256[:12]}"
+
+
+def refuse_duplicate_names(specs: list[ModelSpec]) -> None:
+    """The checkpoint, the baselines and the floor are told apart by name in the records and the table."""
+    seen = {"floor"}
+    for spec in specs:
+        if spec.name in seen:
+            raise SegbenchError(f"two of the models evaluated are named '{spec.name}' (the checkpoint's file name, a "
+                                "--baseline given twice, or 'floor', the floor's): the records and the table could "
+                                "not tell them apart")
+        seen.add(spec.name)
+
+
+def record_targets(args: argparse.Namespace, specs: list[ModelSpec], folders: dict[str, Path]) -> dict[str, Path]:
     """Where each model's submission record goes: the checkpoint's at --emit-submission, each
     baseline's beside it (STEM.NAME.SUFFIX), or each in its folder of the work folder."""
     if args.emit_submission is None:
-        return {spec.name: work / spec.name / "submission.json" for spec in specs}
+        return {spec.name: folders[spec.name] / "submission.json" for spec in specs}
     emit = args.emit_submission
     return {spec.name: emit if i == 0 else emit.with_name(f"{emit.stem}.{spec.name}{emit.suffix}")
             for i, spec in enumerate(specs)}
 
 
 def refuse_outputs_on_inputs(args: argparse.Namespace, baselines: list[ModelSpec], work: Path,
-                             targets: dict[str, Path]) -> None:
+                             outputs: list[tuple[str, Path]]) -> None:
     """No record and no file of the work folder onto or inside an input: the arguments' own, the
-    baselines' paths, and what is written under the work folder (audit reports, the floor's and
-    each model's folder) checked one by one, so an input kept elsewhere in the work folder is fine."""
-    inputs, outputs = named_paths(parser(), args)
+    baselines' paths, and what is written under the work folder (audit reports, the floor's
+    folder, the results, and `outputs`: each model's folder and record, once they are known)
+    checked one by one, so an input kept elsewhere in the work folder is fine."""
+    inputs, named = named_paths(parser(), args)
     inputs += [(f"baseline '{spec.name}'", spec.path) for spec in baselines if spec.path is not None]
-    outputs += [(f"record of '{name}'", path) for name, path in targets.items()]
-    outputs += [("--work-dir", work / name) for name in ("audit.json", "audit.txt", "floor", *targets, *RESULTS)]
-    refuse_overlaps(inputs, outputs)
+    named += [("--work-dir", work / name) for name in ("audit.json", "audit.txt", "floor", *RESULTS)]
+    refuse_overlaps(inputs, named + outputs)
 
 
 RESULTS = ("results.csv", "results.md", "results.json", "results.html", "tables")  # under the work folder
 
 
-def uncertainties(benchmark: Any, names: list[str], baselines: list[ModelSpec], work: Path, groups: dict[str, str],
+def uncertainties(benchmark: Any, folders: dict[str, Path], baselines: list[ModelSpec], groups: dict[str, str],
                   bootstrap: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Each model's bootstrap document (paired with the first baseline, if any, and the floor) and
     the floor's, as the workflow's uncertainty step makes them, of the headline alone: what the
-    verdict and the table need, at a fraction of every metric's cost (the workflow has them all)."""
+    verdict and the table need, at a fraction of every metric's cost (the workflow has them all).
+    `folders`: each model's folder and the floor's, holding its counts."""
     headline_only = replace(benchmark, reports=(headline_report(benchmark),))
-    counts = {name: [work / name / "counts.parquet"] for name in [*names, "floor"]}
+    counts = {name: [folder / "counts.parquet"] for name, folder in folders.items()}
     baseline = baselines[0].name if baselines else None
     documents = {name: uncertainty_document(headline_only, counts[name], [] if name == baseline or baseline is None
                                             else counts[baseline], counts["floor"], groups,
-                                            bootstrap["resamples"], bootstrap["seed"]) for name in names}
+                                            bootstrap["resamples"], bootstrap["seed"])
+                 for name in folders if name != "floor"}
     documents["floor"] = uncertainty_document(headline_only, counts["floor"], [], [], groups,
                                               bootstrap["resamples"], bootstrap["seed"])
     return {name: {**document, "benchmark": benchmark.name} for name, document in documents.items()}
@@ -166,44 +184,50 @@ def run(args: argparse.Namespace) -> None:
         **({} if kind == "predictions" and block == {"mode": "whole"} else {"inference": block}),
     })
     work = args.work_dir / benchmark.name / split
-    targets = record_targets(args, [model, *baselines], work)
-    refuse_outputs_on_inputs(args, baselines, work, targets)
+    specs = [model, *baselines]
+    refuse_duplicate_names(specs)
+    refuse_outputs_on_inputs(args, baselines, work, [])  # before anything is read
 
     with timed("dataset identity"):
         manifest = dataset_manifest(benchmark, args.data, args.dataset_manifest)
     print(f"dataset_id: {manifest['dataset_id']}" + (" (verified against the manifest)" if args.dataset_manifest else ""))
     frames = frames_of_split(benchmark, args.data, split)
-    for spec in [model, *baselines]:  # refused before anything is written; before hashing, which covers only checked files
+    for spec in specs:  # refused before anything is written; before hashing, which covers only checked files
         if spec.kind == "predictions":
             check_predictions(spec.path, frames, manifest["dataset_id"])
-    identities = {spec.name: model_identity(spec, benchmark) for spec in [model, *baselines]}
+    identities = {spec.name: model_identity(spec, benchmark) for spec in specs}
+    folders = {spec.name: work / model_folder(spec.name, identities[spec.name][0].checkpoint_sha256) for spec in specs}
+    targets = record_targets(args, specs, folders)
+    refuse_outputs_on_inputs(args, baselines, work, [("--work-dir", folder) for folder in folders.values()]
+                             + [(f"record of '{name}'", path) for name, path in targets.items()])
     with timed("audit"):
         report = run_audit(benchmark, args.data, [split], work / "audit.json", work / "audit.txt")
     print(f"audit passed with {len(report.warnings)} warning(s): {work / 'audit.txt'}")
 
     with timed("floor"):
-        score_floor(benchmark, frames, work / "floor" / "counts.parquet", split, manifest["dataset_id"])
+        score_floor(benchmark, frames, work / "floor" / "counts.parquet", split, manifest["dataset_id"], progress=True)
         floor = metrics_document(benchmark, [work / "floor" / "counts.parquet"])
-    documents = {spec.name: evaluate_model(args, benchmark, frames, spec, *identities[spec.name], work,
-                                           manifest["dataset_id"]) for spec in [model, *baselines]}
+    documents = {spec.name: evaluate_model(args, benchmark, frames, spec, *identities[spec.name], folders[spec.name],
+                                           manifest["dataset_id"]) for spec in specs}
+    folders["floor"] = work / "floor"
 
     with timed("bootstrap"):
-        bootstraps = uncertainties(benchmark, list(documents), baselines, work, manifest_groups(benchmark, manifest),
+        bootstraps = uncertainties(benchmark, folders, baselines, manifest_groups(benchmark, manifest),
                                    config["bootstrap"])
     records = {spec.name: submission_record(benchmark, documents[spec.name], floor, manifest["dataset_id"],
                                             identities[spec.name][0], inference_record(spec, benchmark),
                                             bootstraps[spec.name], targets[spec.name], args.team if spec is model else None)
-               for spec in [model, *baselines]}
+               for spec in specs}
     documents["floor"] = floor
     atomic_write_texts({targets[name]: dumps(record) for name, record in records.items()})  # all or none
     for name, target in targets.items():
         print(f"submission record ({name}): {target}")
     for name in documents:  # the files the results table reads, as the workflow's steps write them
-        write_json(work / name / "metrics.json", documents[name])
-        write_json(work / name / "uncertainty.json", bootstraps[name])
-    markdown = results(list(targets.values()), [work / "floor" / "metrics.json"],
-                       [work / name / "metrics.json" for name in records], [work / name / "uncertainty.json" for name in documents],
-                       work / "results", work / "tables", None)
+        write_json(folders[name] / "metrics.json", documents[name])
+        write_json(folders[name] / "uncertainty.json", bootstraps[name])
+    markdown = results(list(targets.values()), [folders["floor"] / "metrics.json"],
+                       [folders[name] / "metrics.json" for name in records],
+                       [folders[name] / "uncertainty.json" for name in documents], work / "results", work / "tables", None)
     print("\n" + markdown)
     print(f"every metric, per report and per class: {work / 'tables'}/ and {work / 'results.html'}")
     for name, record in records.items():

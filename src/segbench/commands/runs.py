@@ -85,19 +85,19 @@ def frames_of_whole_split(args: argparse.Namespace, benchmark) -> list:
 
 
 def run_manifest(step: ModuleType, args: argparse.Namespace) -> None:
-    manifest = step.write_identity(benchmark_of(args), args.data, args.verify, args.out, args.dataset_id_out,
+    manifest = step.write_identity(benchmark_of(args), args.data, args.dataset_manifest, args.out, args.dataset_id_out,
                                    args.index_out)
     print(manifest["dataset_id"])
 
 
 def run_audit(step: ModuleType, args: argparse.Namespace) -> None:
-    if args.json is None and args.text is None:  # no report file asked for: the report, printed
+    if args.json_out is None and args.text_out is None:  # no report file asked for: the report, printed
         report = step.audit_dataset(args.data, benchmark_of(args), args.split)
         print(report.to_text(), end="")
         report.raise_if_failed()
         return
-    report = step.run_audit(benchmark_of(args), args.data, args.split, args.json, args.text)
-    print(f"audit passed: {len(report.warnings)} warning(s); report: {args.text or args.json}")
+    report = step.run_audit(benchmark_of(args), args.data, args.split, args.json_out, args.text_out)
+    print(f"audit passed: {len(report.warnings)} warning(s); report: {args.text_out or args.json_out}")
 
 
 def run_identify(step: ModuleType, args: argparse.Namespace) -> None:
@@ -191,7 +191,7 @@ def run_results(step: ModuleType, args: argparse.Namespace) -> None:
 
 def run_uncertainty(step: ModuleType, args: argparse.Namespace) -> None:
     benchmark = benchmark_of(args)
-    document = step.uncertainty(benchmark, args.counts, args.baseline_counts, args.floor_counts, args.manifest,
+    document = step.uncertainty(benchmark, args.counts, args.baseline_counts, args.floor_counts, args.dataset_manifest,
                                 args.resamples, args.seed, args.out)
     print(f"{len(document['intervals'])} intervals over {document['groups']} {benchmark.group_key} groups")
 
@@ -207,16 +207,16 @@ def run_slices(step: ModuleType, args: argparse.Namespace) -> None:
 
 
 def run_plot_iou(step: ModuleType, args: argparse.Namespace) -> None:
-    step.plot_iou(benchmark_of(args), args.report, args.counts, args.baseline_counts, args.floor_counts, args.png,
-                  args.csv)
+    step.plot_iou(benchmark_of(args), args.report, args.counts, args.baseline_counts, args.floor_counts, args.out,
+                  args.csv_out)
 
 
 def run_plot_confusion(step: ModuleType, args: argparse.Namespace) -> None:
-    step.plot_confusion(benchmark_of(args), args.space, args.counts, args.png, args.csv)
+    step.plot_confusion(benchmark_of(args), args.space, args.counts, args.out, args.csv_out)
 
 
 def run_plot_fraction(step: ModuleType, args: argparse.Namespace) -> None:
-    step.plot_fraction(benchmark_of(args), args.metric, args.counts, args.baseline_counts, args.floor_counts, args.png)
+    step.plot_fraction(benchmark_of(args), args.metric, args.counts, args.baseline_counts, args.floor_counts, args.out)
 
 
 def run_overlays(step: ModuleType, args: argparse.Namespace) -> None:
@@ -224,7 +224,7 @@ def run_overlays(step: ModuleType, args: argparse.Namespace) -> None:
 
     benchmark = benchmark_of(args)
     frames = frames_of_split(benchmark, args.data, args.split, args.frames_index)
-    step.draw_overlays(benchmark, frames, args.counts, args.predictions, args.frames, args.out_dir)
+    step.draw_overlays(benchmark, frames, args.counts, args.predictions, args.frames, args.out)
 
 
 def run_plot_data(step: ModuleType, args: argparse.Namespace) -> None:

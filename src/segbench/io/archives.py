@@ -9,24 +9,21 @@ from __future__ import annotations
 
 import zipfile
 import zlib
-from collections.abc import Sequence
 from pathlib import Path
 
 from ..errors import SegbenchError
 from .limits import LIMITS
+from .problems import Problems
 
 ARCHIVE_SUFFIXES = (".zip", ".tar", ".tar.gz", ".tgz")
-SHOWN = 20  # problems listed in one error
+# The kinds of problem an archive's listing has (segbench.io.problems).
+REFUSED_ENTRY = "refused entries"
+ENTRY_TOO_LARGE = "entries over the size limit"
+ARCHIVE_OVER_LIMITS = "the archive over its limits"
 
 
 def is_archive(path: Path) -> bool:
     return Path(path).name.lower().endswith(ARCHIVE_SUFFIXES)
-
-
-def refuse(source: Path, what: str, problems: Sequence[str]) -> None:
-    if problems:
-        more = f"\n  ... and {len(problems) - SHOWN} more" if len(problems) > SHOWN else ""
-        raise SegbenchError(f"{source}: {what}:\n  " + "\n  ".join(problems[:SHOWN]) + more)
 
 
 def bad_name(name: str) -> str | None:
@@ -51,24 +48,26 @@ def ratio_problem(size: int, packed: int) -> str | None:
 
 
 def member_checks(
-    source: Path, entries: list[tuple[str, str | None, int]], archive_bytes: int, max_entry: int, max_total: int
-) -> None:
-    """Refuse an archive whose entries (name, problem, uncompressed size) break the limits."""
-    problems = [f"{source}: {name}: refused: {problem}" for name, problem, _ in entries if problem]
-    problems += [
-        f"{source}: {name}: {size} bytes uncompressed, more than the limit of {max_entry}"
-        for name, _, size in entries
-        if size > max_entry
-    ]
+    source: Path, entries: list[tuple[str, str | None, int]], archive_bytes: int, max_entry: int, max_total: int,
+    problems: Problems,
+) -> bool:
+    """Add to `problems` each entry (name, problem, uncompressed size) refused or over the limit
+    on an entry, and the archive's totals over theirs; whether the archive as a whole is over a
+    limit (then no member may be read)."""
+    for name, problem, _ in entries:
+        if problem:
+            problems.add(REFUSED_ENTRY, f"{source}: {name}: refused: {problem}")
+    for name, _, size in entries:
+        if size > max_entry:
+            problems.add(ENTRY_TOO_LARGE, f"{source}: {name}: {size} bytes uncompressed, more than the limit of {max_entry}")
     total = sum(size for _, _, size in entries)
-    if total > max_total:
-        problems.append(f"{source}: {total} bytes uncompressed in all, more than the limit of {max_total}")
+    over = [f"{source}: {total} bytes uncompressed in all, more than the limit of {max_total}"] if total > max_total else []
     if total > LIMITS.max_ratio * max(archive_bytes, 1):
-        problems.append(
-            f"{source}: {total} bytes uncompressed from {archive_bytes} bytes, a ratio above the limit of "
-            f"{LIMITS.max_ratio} (an archive bomb?)"
-        )
-    refuse(source, "archive refused", problems)
+        over.append(f"{source}: {total} bytes uncompressed from {archive_bytes} bytes, a ratio above the limit of "
+                    f"{LIMITS.max_ratio} (an archive bomb?)")
+    for message in over:
+        problems.add(ARCHIVE_OVER_LIMITS, message)
+    return bool(over)
 
 
 def check_zip(source: Path, archive: zipfile.ZipFile) -> None:
@@ -79,7 +78,9 @@ def check_zip(source: Path, archive: zipfile.ZipFile) -> None:
         problem = bad_name(info.filename) or ratio_problem(info.file_size, info.compress_size)
         entries.append((info.filename, problem, info.file_size))
     limit = LIMITS.max_model_bytes
-    member_checks(source, entries, Path(source).stat().st_size, max_entry=limit, max_total=limit)
+    problems = Problems()
+    member_checks(source, entries, Path(source).stat().st_size, limit, limit, problems)
+    problems.refuse(source, "archive refused")
     for info in archive.infolist():
         try:
             with archive.open(info) as stream:

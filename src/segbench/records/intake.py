@@ -31,27 +31,51 @@ from ..datasets.base import Frame
 from ..errors import SegbenchError
 from ..io.archives import ARCHIVE_SUFFIXES, is_archive
 from ..io.limits import LIMITS
-from ..io.maskio import decode_mask, png_header
+from ..io.maskio import PngHeader, decode_mask, png_header
+from ..io.problems import Problem, Problems, kind_of
 from .prediction_archive import ArchivePredictions
 from .prediction_folder import FolderPredictions
 from .predictions import Predictions
 
+# The kinds of problem a mask has (segbench.io.problems): one refusal lists each kind apart.
+UNREADABLE = "unreadable masks"
+NOT_PNG = "not PNG files"
+NOT_8BIT_GREY = "not 8-bit single-channel PNGs"
+WRONG_SIZE = "masks of a size not accepted"
+UNDECODABLE = "damaged or undecodable PNGs"
+OUTSIDE_SPACE = "masks with values outside the label space"
 
-def open_predictions(source: Path, frames: Sequence[Frame], exact: bool = True) -> Predictions:
+
+def open_predictions(source: Path, frames: Sequence[Frame], exact: bool = True,
+                     problems: Problems | None = None) -> Predictions:
     """The predictions of `frames` in a folder or archive, their listing checked.
 
     `exact`: the listing must hold these frames' masks and nothing else (the whole split);
     otherwise only these frames' entries are checked (one shard of a split checked exactly before).
+    `problems`: where the listing's problems are gathered, for the caller to refuse with the
+    masks' (Predictions); without, they are refused at once.
     """
     source = Path(source)
     if is_archive(source):
-        return ArchivePredictions(source, frames, exact)
+        return ArchivePredictions(source, frames, exact, problems)
     if source.is_file():
         raise SegbenchError(
             f"{source}: a predictions file must be an archive ({', '.join(ARCHIVE_SUFFIXES)}); "
             "a predictions folder must be a folder"
         )
-    return FolderPredictions(source, frames, exact)
+    return FolderPredictions(source, frames, exact, problems)
+
+
+def mask_bytes(predictions: Predictions, frame: Frame) -> bytes:
+    """A frame's mask bytes; a failure to read them is a Problem of kind UNREADABLE."""
+    with kind_of(UNREADABLE):
+        return predictions.read(frame)
+
+
+def mask_header(data: bytes, where: str) -> PngHeader:
+    """A mask's PNG header; bytes that are no PNG are a Problem of kind NOT_PNG."""
+    with kind_of(NOT_PNG):
+        return png_header(data, where)
 
 
 def check_prediction_header(
@@ -59,11 +83,12 @@ def check_prediction_header(
     gt_name: str = "a ground truth",
 ) -> None:
     """Refuse a mask whose PNG header is not 8-bit single channel or whose size the protocol does
-    not resize from, before decoding it. Sizes are (width, height); `gt_name` says in the errors
-    what `gt_size` is the size of."""
-    header = png_header(data, where)
+    not resize from, before decoding it, each a Problem of its kind. Sizes are (width, height);
+    `gt_name` says in the errors what `gt_size` is the size of."""
+    header = mask_header(data, where)
     if not header.single_channel_8bit:
-        raise SegbenchError(
+        raise Problem(
+            NOT_8BIT_GREY,
             f"{where}: prediction is a {header.describe()} PNG; a prediction must be an 8-bit single-channel "
             "PNG (greyscale, or palette read as its indices) holding class ids, not a colour rendering"
         )
@@ -72,7 +97,8 @@ def check_prediction_header(
     reference = evaluation_size or gt_size
     bound = (LIMITS.max_rescale * max(reference[0], gt_size[0]), LIMITS.max_rescale * max(reference[1], gt_size[1]))
     if header.width > bound[0] or header.height > bound[1]:
-        raise SegbenchError(
+        raise Problem(
+            WRONG_SIZE,
             f"{where}: prediction is {header.width}x{header.height}; the largest accepted for {gt_name} of "
             f"{gt_size[0]}x{gt_size[1]} is {bound[0]}x{bound[1]} (at most {LIMITS.max_rescale}x each side)"
         )
@@ -80,12 +106,14 @@ def check_prediction_header(
     # every aspect). A benchmark with an evaluation size resizes any size to it, only a side of 0 is no mask.
     least = (1, 1) if evaluation_size else tuple(max(1, side // LIMITS.max_rescale) for side in gt_size)
     if header.width < least[0] or header.height < least[1]:
-        raise SegbenchError(
+        raise Problem(
+            WRONG_SIZE,
             f"{where}: prediction is {header.width}x{header.height}; the smallest accepted for {gt_name} of "
             f"{gt_size[0]}x{gt_size[1]} is {least[0]}x{least[1]} (at least 1/{LIMITS.max_rescale} of each side)"
         )
     if evaluation_size is None and not same_aspect(header.size, gt_size):
-        raise SegbenchError(
+        raise Problem(
+            WRONG_SIZE,
             f"{where}: prediction is {header.width}x{header.height} but the ground truth is "
             f"{gt_size[0]}x{gt_size[1]}: not the same aspect ratio, so it cannot be resized to it"
         )
@@ -101,8 +129,9 @@ def read_prediction(
     predictions: Predictions, frame: Frame, gt_shape: tuple[int, int], evaluation_size: tuple[int, int] | None
 ) -> np.ndarray:
     """A frame's predicted mask of class ids, its header checked against the ground truth's
-    (height, width) `gt_shape` before it is decoded."""
-    data = predictions.read(frame)
+    (height, width) `gt_shape` before it is decoded; every failure a Problem of its kind."""
+    data = mask_bytes(predictions, frame)
     where = predictions.where(frame)
     check_prediction_header(data, where, (gt_shape[1], gt_shape[0]), evaluation_size)
-    return decode_mask(data, where, role="prediction")
+    with kind_of(UNDECODABLE):
+        return decode_mask(data, where, role="prediction")

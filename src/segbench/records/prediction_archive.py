@@ -16,16 +16,18 @@ from ..datasets.base import Frame
 from ..errors import SegbenchError
 from ..io.archives import bad_name, member_checks, ratio_problem
 from ..io.limits import LIMITS
-from .predictions import Predictions, folders_of
+from ..io.problems import Problems
+from .predictions import REFUSED, Predictions, folders_of
 
 UPLOAD_META = "dataset_id.txt"  # an upload's record of the dataset it was made for (uploads.py)
+STATED_DATASET = f"the dataset the upload was made for ({UPLOAD_META})"  # its kind of problem (io.problems)
 
 
 class ArchivePredictions(Predictions):
     """Masks inside a zip or tar (optionally gzip/bz2/xz) archive, read member by member in memory."""
 
-    def __init__(self, source: Path, frames: Sequence[Frame], exact: bool) -> None:
-        super().__init__(source, frames, exact)
+    def __init__(self, source: Path, frames: Sequence[Frame], exact: bool, problems: Problems | None = None) -> None:
+        super().__init__(source, frames, exact, problems)
         if not self.source.is_file() or self.source.is_symlink():
             raise SegbenchError(f"{self.source}: predictions archive not found (or not a regular file)")
         self.lock = threading.Lock()  # archive members share one file position
@@ -74,6 +76,8 @@ class ArchivePredictions(Predictions):
             raise SegbenchError(f"{self.source}: damaged tar archive ({exc})") from None
 
     def index(self) -> dict[str, object]:
+        """The members to read by name; an entry refused or over its limit is a problem, never
+        read, and an archive over its limits as a whole is refused at once, nothing read."""
         allowed = folders_of(self.expected)
         members: dict[str, object] = {}
         checked: list[tuple[str, str | None, int]] = []
@@ -91,14 +95,16 @@ class ArchivePredictions(Predictions):
                 problem = "a second entry of the same name"
             problem = problem or ratio_problem(size, packed)
             checked.append((name, problem, size))
+            if problem is not None or size > LIMITS.max_mask_bytes:
+                self.unreadable.add(name)
             if name == UPLOAD_META:
-                self.meta_member = member
-            else:
+                self.meta_member = None if name in self.unreadable else member
+            elif problem is None or name in self.expected:  # a refused stranger is not also "extra"
                 members.setdefault(name, member)
-        member_checks(
-            self.source, checked, self.source.stat().st_size, LIMITS.max_mask_bytes, LIMITS.max_total_bytes
-        )
-        self.check_listing(set(members), [])
+        if member_checks(self.source, checked, self.source.stat().st_size, LIMITS.max_mask_bytes,
+                         LIMITS.max_total_bytes, self.problems):
+            self.problems.refuse(self.source, REFUSED)
+        self.check_listing(set(members))
         return members
 
     def read(self, frame: Frame) -> bytes:

@@ -11,6 +11,7 @@ from pathlib import Path, PurePosixPath
 from ..datasets.base import Frame
 from ..errors import SegbenchError
 from ..io.limits import LIMITS
+from ..io.problems import Problems
 from .predictions import Predictions, folders_of
 
 
@@ -30,17 +31,16 @@ def kind_problem(mode: int, nlink: int) -> str | None:
 class FolderPredictions(Predictions):
     """Masks in a folder; with `exact` the whole tree is listed first, else the frames' entries."""
 
-    def __init__(self, source: Path, frames: Sequence[Frame], exact: bool) -> None:
-        super().__init__(source, frames, exact)
+    def __init__(self, source: Path, frames: Sequence[Frame], exact: bool, problems: Problems | None = None) -> None:
+        super().__init__(source, frames, exact, problems)
         if not self.source.is_dir() or self.source.is_symlink():
             raise SegbenchError(f"{self.source}: predictions folder not found (or not a real folder)")
-        self.check_listing(*(self.scan() if exact else self.look_up()))
+        self.check_listing(self.scan() if exact else self.look_up())
 
-    def look_up(self) -> tuple[set[str], list[str]]:
-        """The expected entries that exist, and the kind problems of those (nothing else is listed)."""
+    def look_up(self) -> set[str]:
+        """The expected entries that exist, the wrong kinds among them refused (nothing else is listed)."""
         present: set[str] = set()
-        kinds: list[str] = []
-        for name in self.expected:
+        for name in sorted(self.expected):
             try:
                 info = os.lstat(self.source / name)
             except (FileNotFoundError, NotADirectoryError):
@@ -48,14 +48,15 @@ class FolderPredictions(Predictions):
             present.add(name)
             problem = kind_problem(info.st_mode, info.st_nlink)
             if problem is not None:
-                kinds.append(f"{self.source}/{name}: refused: {problem}")
-        return present, kinds
+                self.refuse_entry(name, f"{self.source}/{name}: refused: {problem}")
+        return present
 
-    def scan(self) -> tuple[set[str], list[str]]:
-        """Every entry of the tree (links not followed, only the naming's folders entered)."""
+    def scan(self) -> set[str]:
+        """Every entry of the tree (links not followed, only the naming's folders entered), the
+        wrong kinds refused, in the order of their names."""
         allowed = folders_of(self.expected)
         present: set[str] = set()
-        kinds: list[str] = []
+        refused: list[tuple[str, str]] = []
         pending = [""]
         while pending:
             folder = pending.pop()
@@ -68,10 +69,12 @@ class FolderPredictions(Predictions):
                         continue
                     problem = kind_problem(info.st_mode, info.st_nlink)
                     if problem is not None:
-                        kinds.append(f"{self.source}/{name}: refused: {problem}")
+                        refused.append((name, f"{self.source}/{name}: refused: {problem}"))
                     if problem is None or name in self.expected:  # a refused stranger is not also "extra"
                         present.add(name)
-        return present, kinds
+        for name, message in sorted(refused):
+            self.refuse_entry(name, message)
+        return present
 
     def size(self, frame: Frame) -> int:
         return os.lstat(self.source / frame.prediction).st_size

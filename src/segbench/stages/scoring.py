@@ -9,12 +9,13 @@ memory does not grow with a frame's size or with a 256 x 256 table per frame.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
 from PIL import Image
+from tqdm import tqdm
 
 from ..core.boundary import BandPlan
 from ..core.cellcount import joint_cells
@@ -24,8 +25,9 @@ from ..datasets.base import Frame
 from ..errors import SegbenchError
 from ..io.maskio import read_mask
 from ..io.parallel import workers
-from ..records.intake import open_predictions, read_prediction
-from ..records.predictions import Predictions
+from ..io.problems import Problem, Problems
+from ..records.intake import OUTSIDE_SPACE, open_predictions, read_prediction
+from ..records.predictions import REFUSED, Predictions
 
 
 def resize_nearest(mask: np.ndarray, size: tuple[int, int]) -> np.ndarray:
@@ -76,7 +78,8 @@ def frame_cells(
     if bad_gt:
         raise SegbenchError(f"{frame.label}: frame {frame.frame_id}: label values {bad_gt} are outside '{gt_space.name}'")
     if bad_pred:
-        raise SegbenchError(
+        raise Problem(
+            OUTSIDE_SPACE,
             f"{path}: frame {frame.frame_id}: predicted values {bad_pred} are outside the model's label space "
             f"'{pred_space.name}' (0..{pred_space.size - 1})"
         )
@@ -90,18 +93,40 @@ def score_predictions(
     pred_space: LabelSpace,
     evaluation_size: tuple[int, int] | None = None,
     bands: BandPlan | None = None,
+    progress: bool = False,
 ) -> FrameCounts:
     """Per-frame counts of predicted masks against the ground truth, frames decoded in parallel.
 
     `evaluation_size` is the benchmark's (Benchmark.evaluation_size): (width, height) or None.
     `predictions` is a folder or an archive (intake.open_predictions checks these frames' entries).
     `bands`: the boundary bands to count beside the cells (None: none).
+    Every problem of the masks (the listing's, each frame's) is refused in one error, after every
+    frame is read; a ground truth's stops the scoring at once. `progress`: a bar on stderr.
     """
-    with open_predictions(predictions, frames, exact=False) as masks, ThreadPoolExecutor(workers()) as pool:
+    problems = Problems()
+    with open_predictions(predictions, frames, exact=False, problems=problems) as masks, \
+            ThreadPoolExecutor(workers()) as pool:
         luts = gt_space.raw_lut(), pred_space.raw_lut()
-        per_frame = list(pool.map(lambda f: frame_cells(f, masks, gt_space, pred_space, luts, evaluation_size, bands),
-                                  frames))
+
+        def cells_or_problem(frame: Frame) -> tuple | Problem | None:
+            if not masks.listed(frame):
+                return None  # its listing's problem is gathered
+            try:
+                return frame_cells(frame, masks, gt_space, pred_space, luts, evaluation_size, bands)
+            except Problem as problem:
+                return problem
+
+        per_frame = in_order(pool.map(cells_or_problem, frames), frames, "scoring", progress)
+    for outcome in per_frame:
+        if isinstance(outcome, Problem):
+            problems.add_problem(outcome)
+    problems.refuse(predictions, REFUSED)
     return counts_of(frames, per_frame, bands)
+
+
+def in_order(results: Iterator, frames: Sequence[Frame], what: str, progress: bool) -> list:
+    """The per-frame results of a pool's map, gathered in frame order, with a bar when `progress`."""
+    return list(tqdm(results, total=len(frames), unit="frame", desc=what, disable=not progress))
 
 
 def counts_of(frames: Sequence[Frame], per_frame: Sequence[tuple], bands: BandPlan | None) -> FrameCounts:
@@ -111,9 +136,10 @@ def counts_of(frames: Sequence[Frame], per_frame: Sequence[tuple], bands: BandPl
 
 def score_constant(
     frames: Sequence[Frame], value: int, gt_space: LabelSpace, evaluation_size: tuple[int, int] | None = None,
-    bands: BandPlan | None = None,
+    bands: BandPlan | None = None, progress: bool = False,
 ) -> FrameCounts:
-    """Per-frame counts of a predictor that outputs `value` everywhere (the floor), from GT alone."""
+    """Per-frame counts of a predictor that outputs `value` everywhere (the floor), from GT alone;
+    `progress`: a bar on stderr."""
 
     lut = gt_space.raw_lut()
 
@@ -129,5 +155,5 @@ def score_constant(
         return frame_cells, (bands.frame_cells(gt, np.full_like(gt, value)) if bands is not None else [])
 
     with ThreadPoolExecutor(workers()) as pool:
-        per_frame = list(pool.map(cells, frames))
+        per_frame = in_order(pool.map(cells, frames), frames, "floor", progress)
     return counts_of(frames, per_frame, bands)

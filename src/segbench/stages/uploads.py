@@ -33,13 +33,15 @@ from ..core.labels import INVALID, LabelSpace
 from ..datasets import dataset_format
 from ..datasets.base import Frame
 from ..errors import SegbenchError
-from ..io.archives import refuse
 from ..io.fileio import atomic_path
 from ..io.limits import LIMITS
-from ..io.maskio import PngHeader, decode_mask, image_size, png_header
+from ..io.maskio import PngHeader, decode_mask, image_size
+from ..io.problems import Problem, Problems, kind_of
 from ..records import provenance
-from ..records.intake import check_prediction_header, open_predictions, read_prediction
-from ..records.prediction_archive import UPLOAD_META, ArchivePredictions
+from ..records.intake import (OUTSIDE_SPACE, UNDECODABLE, WRONG_SIZE, check_prediction_header, mask_bytes,
+                              mask_header, open_predictions, read_prediction)
+from ..records.prediction_archive import STATED_DATASET, UPLOAD_META, ArchivePredictions
+from ..records.predictions import REFUSED, Predictions
 
 
 def manifest_frames(benchmark: Benchmark, manifest: Path, split: str) -> tuple[list[Frame], str]:
@@ -90,37 +92,54 @@ def value_ranges(values: np.ndarray) -> str:
 
 def bounded_header(data: bytes, where: str) -> PngHeader:
     """A mask's PNG header, refused when a side exceeds the bound on masks with no ground truth at hand."""
-    header = png_header(data, where)
+    header = mask_header(data, where)
     if max(header.size) > LIMITS.max_mask_side:
-        raise SegbenchError(f"{where}: prediction is {header.width}x{header.height}, more than "
-                            f"{LIMITS.max_mask_side} on a side")
+        raise Problem(WRONG_SIZE, f"{where}: prediction is {header.width}x{header.height}, more than "
+                                  f"{LIMITS.max_mask_side} on a side")
     return header
 
 
 def export_upload(benchmark: Benchmark, frames: Sequence[Frame], dataset_id: str, predictions: Path, out: Path,
                   space: LabelSpace) -> dict[str, int]:
     """Write the upload of `predictions` (a folder or archive of masks in `space`, checked by the
-    intake) to the zip `out`, atomically; returns each frame's void pixels (void_pixels)."""
+    intake: every problem refused in one error, nothing written) to the zip `out`, atomically;
+    returns each frame's void pixels (void_pixels)."""
     size = benchmark.evaluation_size
     void: dict[str, int] = {}
-    with open_predictions(predictions, frames, exact=True) as masks, atomic_path(out) as partial:
+    problems = Problems()
+    with open_predictions(predictions, frames, exact=True, problems=problems) as masks, atomic_path(out) as partial:
         with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as upload:
             for frame in frames:
-                data = masks.read(frame)
-                where = masks.where(frame)
-                # Before any pixel is decoded: without the labels, a size is bounded by the evaluation size
-                # where the benchmark has one, else by the bound on a side.
-                header = png_header(data, where) if size else bounded_header(data, where)
-                check_prediction_header(data, where, size or header.size, size, "the evaluation size")
-                mask = decode_mask(data, where, "prediction")
-                if size is not None and header.size != size:  # the challenge's server takes 1280x720 only
-                    mask = np.asarray(Image.fromarray(mask).resize(size, Image.Resampling.NEAREST))
-                    data = png(mask)
+                if not masks.listed(frame):
+                    continue
+                try:
+                    data, mask = upload_member(masks, frame, size)
+                except Problem as problem:
+                    problems.add_problem(problem)
+                    continue
                 void[frame.frame_id] = void_pixels(value_histogram(mask), space)
                 upload.writestr(frame.prediction, data)
             if size is None:
                 upload.writestr(UPLOAD_META, dataset_id + "\n")
+        problems.refuse(predictions, REFUSED)  # inside atomic_path: a refusal leaves no upload
     return void
+
+
+def upload_member(masks: Predictions, frame: Frame, size: tuple[int, int] | None) -> tuple[bytes, np.ndarray]:
+    """A frame's mask as the upload holds it, its bytes and pixels: checked, and resized to the
+    evaluation size where the benchmark has one (the challenge's server takes 1280x720 only)."""
+    data = mask_bytes(masks, frame)
+    where = masks.where(frame)
+    # Before any pixel is decoded: without the labels, a size is bounded by the evaluation size
+    # where the benchmark has one, else by the bound on a side.
+    header = mask_header(data, where) if size else bounded_header(data, where)
+    check_prediction_header(data, where, size or header.size, size, "the evaluation size")
+    with kind_of(UNDECODABLE):
+        mask = decode_mask(data, where, "prediction")
+    if size is None or header.size == size:
+        return data, mask
+    mask = np.asarray(Image.fromarray(mask).resize(size, Image.Resampling.NEAREST))
+    return png(mask), mask
 
 
 def check_upload(
@@ -131,51 +150,59 @@ def check_upload(
     space: LabelSpace,
     data: Path | None = None,
 ) -> dict[str, Any]:
-    """Refuse an upload that the harness would refuse, or that does not fit the manifest; every
-    problem is named in one error. Returns a summary (frames, values seen, each frame's void
-    pixels: accepted, listed by void_warnings)."""
+    """Refuse an upload that the harness would refuse, or that does not fit the manifest: every
+    problem (the listing's, the stated dataset's, every frame's) in one error, by kind
+    (segbench.io.problems). Returns a summary (frames, values seen, each frame's void pixels:
+    accepted, listed by void_warnings)."""
     if not zipfile.is_zipfile(upload):
         raise SegbenchError(f"{upload}: an upload must be a zip archive")
-    problems: list[str] = []
+    problems = Problems()
     seen: set[int] = set()
     void: dict[str, int] = {}
     lut = space.raw_lut()
-    with ArchivePredictions(upload, frames, exact=True) as masks:
-        stated = masks.metadata()
-        if stated is None and benchmark.evaluation_size is None:
-            problems.append(f"{upload}: no {UPLOAD_META} (the dataset_id the upload was made for)")
-        elif stated is not None and stated != dataset_id:
-            problems.append(f"{upload}: {UPLOAD_META} says {stated}, the manifest is {dataset_id}")
+    with ArchivePredictions(upload, frames, exact=True, problems=problems) as masks:
+        try:
+            stated = masks.metadata()
+        except SegbenchError as exc:
+            problems.add(STATED_DATASET, str(exc))
+        else:
+            if stated is None and benchmark.evaluation_size is None:
+                problems.add(STATED_DATASET, f"{upload}: no {UPLOAD_META} (the dataset_id the upload was made for)")
+            elif stated is not None and stated != dataset_id:
+                problems.add(STATED_DATASET, f"{upload}: {UPLOAD_META} says {stated}, the manifest is {dataset_id}")
         for frame in frames:
+            if not masks.listed(frame):  # missing or refused: a problem of the listing already
+                continue
             try:
                 mask = upload_mask(benchmark, masks, frame, data)
-            except SegbenchError as exc:
-                problems.append(str(exc))
+            except Problem as problem:
+                problems.add_problem(problem)
                 continue
             histogram = value_histogram(mask)
             values = {int(v) for v in np.flatnonzero(histogram)}
             bad = sorted(v for v in values if lut[v] == INVALID)
             if bad:
-                problems.append(f"{masks.where(frame)}: frame {frame.frame_id}: values {bad} are outside "
-                                f"'{space.name}'")
+                problems.add(OUTSIDE_SPACE, f"{masks.where(frame)}: frame {frame.frame_id}: values {bad} are outside "
+                                            f"'{space.name}'")
             seen |= values
             void[frame.frame_id] = void_pixels(histogram, space)
-    refuse(upload, "upload refused", problems)
+    problems.refuse(upload, "upload refused")
     return {"frames": len(frames), "dataset_id": dataset_id, "values": sorted(seen), "void_pixels": void}
 
 
 def upload_mask(benchmark: Benchmark, masks: ArchivePredictions, frame: Frame, data: Path | None) -> np.ndarray:
     """A frame's mask, its size checked against what is known without labels: the evaluation
-    size, else the image's (with the data), else only the bound on a side."""
+    size, else the image's (with the data), else only the bound on a side; every failure of the
+    mask a Problem of its kind."""
     where = masks.where(frame)
     if benchmark.evaluation_size is not None:
         reference = benchmark.evaluation_size
-        header = png_header(masks.read(frame), where)
+        header = mask_header(mask_bytes(masks, frame), where)
         if header.size != reference:
-            raise SegbenchError(f"{where}: prediction is {header.width}x{header.height}; the benchmark's uploads are "
-                                f"{reference[0]}x{reference[1]}")
+            raise Problem(WRONG_SIZE, f"{where}: prediction is {header.width}x{header.height}; the benchmark's "
+                                      f"uploads are {reference[0]}x{reference[1]}")
     elif data is not None:
         reference = image_size(Path(data) / frame.image)
     else:
-        reference = bounded_header(masks.read(frame), where).size
+        reference = bounded_header(mask_bytes(masks, frame), where).size
     return read_prediction(masks, frame, (reference[1], reference[0]), None)

@@ -13,31 +13,35 @@ from ..core.labels import LabelSpace
 from ..datasets import require_labels
 from ..datasets.base import Frame
 from ..errors import SegbenchError
+from ..io.problems import Problems
 from ..records.countsio import write_counts
 from ..records.intake import open_predictions
-from ..records.prediction_archive import UPLOAD_META, ArchivePredictions
+from ..records.prediction_archive import STATED_DATASET, UPLOAD_META, ArchivePredictions
+from ..records.predictions import REFUSED
 from ..stages.scoring import score_constant, score_predictions
 
 
 def score_model(benchmark: Benchmark, frames: Sequence[Frame], name: str, kind: str, space: LabelSpace,
                 predictions: Path, out: Path, split: str, dataset_id: str | None = None,
-                checkpoint_sha256: str | None = None) -> FrameCounts:
+                checkpoint_sha256: str | None = None, progress: bool = False) -> FrameCounts:
     """Per-frame counts of the masks in `predictions` (in label space `space`), written to `out`
-    with the dataset and the model's bytes they are of, where known (the record step checks them)."""
+    with the dataset and the model's bytes they are of, where known (the record step checks them);
+    `progress`: a bar on stderr."""
     require_labels(frames, "scoring")
     counts = score_predictions(frames, predictions, benchmark.ground_truth, space, benchmark.evaluation_size,
-                               band_plan(benchmark, space))
+                               band_plan(benchmark, space), progress)
     model = {"name": name, "kind": kind, "checkpoint_sha256": checkpoint_sha256}
     return _write(benchmark, counts, model, space, out, split, dataset_id)
 
 
 def score_floor(benchmark: Benchmark, frames: Sequence[Frame], out: Path, split: str,
-                dataset_id: str | None = None) -> FrameCounts:
-    """Per-frame counts of the floor: the benchmark's floor class everywhere, from the ground truth alone."""
+                dataset_id: str | None = None, progress: bool = False) -> FrameCounts:
+    """Per-frame counts of the floor: the benchmark's floor class everywhere, from the ground truth
+    alone; `progress`: a bar on stderr."""
     require_labels(frames, "scoring")
     space = benchmark.ground_truth
     counts = score_constant(frames, benchmark.floor_class, space, benchmark.evaluation_size,
-                            band_plan(benchmark, space))
+                            band_plan(benchmark, space), progress)
     return _write(benchmark, counts, {"name": "floor", "kind": "floor", "checkpoint_sha256": None}, space, out, split,
                   dataset_id)
 
@@ -52,9 +56,18 @@ def _write(benchmark: Benchmark, counts: FrameCounts, model: dict, space: LabelS
 def check_predictions(folder: Path, frames: Sequence[Frame], dataset_id: str | None = None) -> None:
     """For a predictions folder or archive: exactly one plain mask file per evaluated frame, none
     of them its frame's ground-truth label byte for byte; an upload that states the dataset_id it
-    was made for (uploads.UPLOAD_META) must state this one."""
-    with open_predictions(folder, frames, exact=True) as masks:
-        stated = masks.metadata() if isinstance(masks, ArchivePredictions) else None
+    was made for (uploads.UPLOAD_META) must state this one. Every problem of these in one error;
+    each mask's own are the scoring's (stages.scoring.score_predictions)."""
+    problems = Problems()
+    with open_predictions(folder, frames, exact=True, problems=problems) as masks:
+        if isinstance(masks, ArchivePredictions):
+            try:
+                stated = masks.metadata()
+            except SegbenchError as exc:
+                problems.add(STATED_DATASET, str(exc))
+            else:
+                if dataset_id is not None and stated is not None and stated != dataset_id:
+                    problems.add(STATED_DATASET, f"{folder}: made for dataset {stated} ({UPLOAD_META}), but the "
+                                                 f"data is {dataset_id}")
         masks.check_not_ground_truth()
-    if dataset_id is not None and stated is not None and stated != dataset_id:
-        raise SegbenchError(f"{folder}: made for dataset {stated} ({UPLOAD_META}), but the data is {dataset_id}")
+    problems.refuse(folder, REFUSED)
