@@ -48,6 +48,9 @@ def chosen_rows(values: np.ndarray, chosen: np.ndarray, reduce) -> np.ndarray:
     out = np.full(len(flat_values), np.nan)
     if not flat_chosen.any():
         return out.reshape(values.shape[:-1])
+    if (flat_chosen == flat_chosen[0]).all():  # the common case: every row chooses alike, one block
+        columns = np.flatnonzero(flat_chosen[0])
+        return reduce(np.ascontiguousarray(flat_values[:, columns]), axis=1).reshape(values.shape[:-1])
     packed = np.ascontiguousarray(np.packbits(flat_chosen, axis=1))  # each row's pattern as bytes, to group rows by
     _, first, which = np.unique(packed.view(np.dtype((np.void, packed.shape[1]))).ravel(), return_index=True,
                                 return_inverse=True)
