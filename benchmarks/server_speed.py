@@ -7,7 +7,8 @@ Painting Vision test split, with the library's own server and worker code:
 2. uploads accepted per second through the HTTP intake (a `segbench server run` process, CONCURRENCY
    clients, distinct uploads so none is a replay);
 3. the leaderboard API's p95 latency with 1,000 entries (1,000 teams' scored submissions, copies
-   of one scored row) under 50 concurrent readers; target <= 50 ms.
+   of one scored row) under 50 concurrent readers, once the first read built the board (a
+   server keeps it until what it shows changes: server/board_cache.py); target <= 50 ms.
 
     PYTHONPATH=src .venv/bin/python benchmarks/server_speed.py [--uploads 20] [--intake 60] [--reads 2000]
 """
@@ -176,8 +177,10 @@ def board_latency(folder: Path, reads: int, entries: int) -> bool:
     server, url = serve(db, folder, "--requests-per-minute", "1000000")
     board = f"{url}/api/v1/benchmarks/{BENCHMARK}/phases/{PHASE}/leaderboard"
     try:
-        with urllib.request.urlopen(board) as response:
+        start = time.perf_counter()
+        with urllib.request.urlopen(board) as response:  # the first read builds the board
             entries = len(json.loads(response.read())["groups"][0]["entries"])
+        first = time.perf_counter() - start
 
         def read(_: int) -> tuple[float, int]:
             start = time.perf_counter()
@@ -196,6 +199,7 @@ def board_latency(folder: Path, reads: int, entries: int) -> bool:
     latencies = sorted(t for t, _ in answers)  # every answer's, failed or not
     failed = Counter(status for _, status in answers if status != 200)
     p50, p95 = latencies[len(latencies) // 2], latencies[int(len(latencies) * 0.95)]
+    print(f"leaderboard: the first read, which builds the board, {first * 1000:.0f} ms")
     print(f"leaderboard: {entries} entries, {READERS} readers, {reads} reads in {seconds:.1f} s "
           f"({reads / seconds:.1f}/s): p50 {p50 * 1000:.0f} ms, p95 {p95 * 1000:.0f} ms; "
           f"answers not 200: {dict(failed) or 'none'}")

@@ -7,7 +7,8 @@ import pytest
 
 from counts_fixtures import FRAMES, counts, floored, frame
 
-from segbench.core.bootstrap import Subject, bootstrap, resample_weights
+from segbench.core.bootstrap import Subject, bootstrap, prepare, replicate_values, resample_weights
+from segbench.core.confusion import FrameCounts
 from segbench.core.evaluation import evaluate
 from segbench.errors import SegbenchError
 from segbench.protocols.definitions import load_benchmark
@@ -207,3 +208,19 @@ def test_a_model_compared_with_itself_differs_by_exactly_zero():
 def test_a_frame_without_a_group_is_refused():
     with pytest.raises(SegbenchError, match="no group"):
         bootstrap(PV, Subject("m", counts(), TEN), {"w1_a": "w1"}, resamples=5, seed=0)
+
+
+def test_each_resample_is_bit_for_bit_the_evaluation_of_its_own_frames():
+    # The stack of all resamples evaluated at once, against evaluate() on each resample's frames
+    # gathered one by one (each drawn wall's frames as often as it was drawn): equal, not close.
+    resamples, seed = 25, 5
+    doc_replicates = replicate_values(prepare(PV, counts(), TEN, GROUPS)[1], resample_weights(3, resamples, seed))
+    walls = sorted({w for _, w, _ in FRAMES})
+    for b, row in enumerate(np.random.default_rng(seed).integers(0, 3, size=(resamples, 3))):
+        drawn = sorted((f, c) for i in row for f, w, c in FRAMES if w == walls[i])
+        results = evaluate(PV, FrameCounts.from_histograms([f"{i}" for i in range(len(drawn))],
+                                                           [frame(c) for _, c in drawn]), TEN)
+        for key, values in doc_replicates.items():
+            report, metric = key.split(".")
+            expected = results[report][metric]
+            assert (np.isnan(values[b]) if expected is None else values[b] == expected), (key, b)

@@ -138,3 +138,32 @@ def test_the_no_class_column_is_a_false_negative_and_a_false_positive_nowhere():
     stack = np.stack([cm, np.zeros_like(cm)])
     assert metrics.per_frame_mean_iou(stack, "ground_truth", np.ones(2, bool))[0] == (6 / 13 + 3 / 6) / 2
     assert metrics.fraction_mae(stack, np.array([False, True]), np.array([True, True])) == (abs(5 / 12 - 4 / 16), 1)
+
+
+def test_row_means_and_sums_by_hand_and_undefined_for_a_row_choosing_nothing():
+    values = np.array([[1.0, 2.0, 4.0], [5.0, 6.0, 7.0], [1.0, 1.0, 1.0]])
+    chosen = np.array([[True, False, True], [False, False, False], [True, True, True]])
+    np.testing.assert_array_equal(metrics.row_means(values, chosen), [2.5, np.nan, 1.0])
+    np.testing.assert_array_equal(metrics.row_sums(values, chosen), [5.0, np.nan, 3.0])
+
+
+def test_a_stack_gives_each_rows_own_numpy_mean_bit_for_bit():
+    # Rows wide enough (26 classes) that numpy sums pairwise, in blocks of 8: each row's chosen
+    # values alone, through numpy's own mean, are the independent computation.
+    rng = np.random.default_rng(3)
+    values = rng.random((300, 26)) * 10.0 ** rng.integers(-3, 4, (300, 26))
+    chosen = rng.random((300, 26)) < rng.choice([0.4, 0.9, 1.0], (300, 1))
+    means, sums = metrics.row_means(values, chosen), metrics.row_sums(values, chosen)
+    for row, pick, mean, total in zip(values, chosen, means, sums):
+        assert (mean, total) == (row[pick].mean(), row[pick].sum()) if pick.any() else np.isnan(mean)
+
+
+def test_frame_mean_counts_each_frame_as_often_as_drawn():
+    values = np.array([0.5, np.nan, 1.0])  # the second frame undefined: skipped
+    weights = np.array([[1, 0, 3], [0, 2, 0], [2, 1, 1]])
+    np.testing.assert_array_equal(metrics.frame_mean(values, weights), [(0.5 + 3 * 1.0) / 4, np.nan, 2 / 3])
+    assert metrics.frame_mean(values, np.ones(3, np.int64)) == 0.75
+    rng = np.random.default_rng(4)
+    many, drawn = rng.random(40), rng.integers(0, 4, (50, 40))
+    for row, mean in zip(drawn, metrics.frame_mean(many, drawn)):
+        assert mean == np.repeat(many, row).mean()

@@ -8,8 +8,9 @@ intervals. A paired comparison draws the same groups for both models and bootstr
 difference of each metric.
 
 Pure computation, no I/O. Vectorised: per-group matrices in each report space are computed
-once; a resample is a vector of group multiplicities, and all resamples' matrices come from one
-matrix product. Only the (small) per-resample metric evaluation is a Python loop.
+once; a resample is a vector of group multiplicities, all resamples' matrices come from one
+matrix product, and every metric is evaluated on the whole stack at once (core.metrics: each
+resample's value bit for bit the one its own matrix gives).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from .confusion import BAND_TALLIES, FrameCounts
 from .evaluation import report_band_tallies, report_matrix
 from .labels import LabelSpace
 from .metric_registry import MetricSpec, function
-from .metric_values import ReportView, values
+from .metric_values import ReportView, scalar_values
 
 CONFIDENCE = 0.95
 
@@ -99,40 +100,21 @@ def report_data(report: ReportSpec, stack: np.ndarray, tallies: np.ndarray | Non
     return ReportData(report, stack, per_group, frame_group, group_bands)
 
 
-def _value(spec: MetricSpec, view: ReportView) -> float:
-    value = values(spec, view)[spec.key]
-    return math.nan if value is None else float(value)
-
-
 def replicate_values(data: Mapping[str, ReportData], weights: np.ndarray) -> dict[str, np.ndarray]:
     """'report.metric' -> (resamples,) values, NaN where a resample leaves a metric undefined."""
     out: dict[str, np.ndarray] = {}
     for key, item in data.items():
         report = item.report
-        size = report.space.size
         groups = item.per_group.shape[0]
         # All resamples' matrices in one product: (B, G) @ (G, K*(K+1)).
         matrices = (weights @ item.per_group.reshape(groups, -1)).reshape(len(weights), *item.per_group.shape[1:])
         bands = None if item.group_bands is None else (
-            weights @ item.group_bands.reshape(groups, -1)).reshape(len(weights), BAND_TALLIES, size)
-        specs = scalar_specs(report)
-        evaluated = report.evaluated()
-        values = np.full((len(specs), len(weights)), np.nan)
-        for b in range(len(weights)):
-            drawn: list[np.ndarray] = []
-
-            def per_frame(b: int = b, drawn: list[np.ndarray] = drawn) -> np.ndarray:
-                # The frames of the drawn groups, each group as many times as it was drawn.
-                if not drawn:
-                    drawn.append(item.per_frame[np.repeat(np.arange(len(item.frame_group)), weights[b][item.frame_group])])
-                return drawn[0]
-
-            view = ReportView(report.space, evaluated, matrices[b], per_frame,
-                              lambda b=b, bands=bands: None if bands is None else bands[b])
-            for i, spec in enumerate(specs):
-                values[i, b] = _value(spec, view)
-        for i, spec in enumerate(specs):
-            out[f"{key}.{spec.key}"] = values[i]
+            weights @ item.group_bands.reshape(groups, -1)).reshape(len(weights), BAND_TALLIES, report.space.size)
+        # A resample holds each frame of a drawn group as many times as it drew the group.
+        view = ReportView(report.space, report.evaluated(), matrices, lambda item=item: item.per_frame,
+                          lambda bands=bands: bands, weights[:, item.frame_group])
+        for spec in scalar_specs(report):
+            out[f"{key}.{spec.key}"] = scalar_values(spec, view)
     return out
 
 

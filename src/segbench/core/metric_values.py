@@ -21,14 +21,17 @@ def json_number(value: float) -> float | None:
 
 @dataclass(frozen=True)
 class ReportView:
-    """What one report's metrics are computed from: its confusion matrix in the report's space,
-    the classes it evaluates and, computed on first use, its per-frame stack."""
+    """What one report's metrics are computed from: its confusion matrix in the report's space
+    (or a stack of them: the bootstrap's resamples, each metric then a stack of values), the
+    classes it evaluates and, computed on first use, its per-frame stack with how often each frame
+    counts in each matrix."""
 
     space: LabelSpace
     evaluated: np.ndarray  # (K,) bool
-    cm: np.ndarray  # (K, K)
-    per_frame: Callable[[], np.ndarray]  # () -> (frames, K, K)
-    band_tallies: Callable[[], np.ndarray | None]  # () -> (3, K), see confusion.BandCounts.tallies; None: not counted
+    cm: np.ndarray  # (..., K, K + 1)
+    per_frame: Callable[[], np.ndarray]  # () -> (frames, K, K + 1), each frame once
+    band_tallies: Callable[[], np.ndarray | None]  # () -> (..., 3, K), see confusion.BandCounts.tallies; None: not counted
+    frame_weights: np.ndarray | None = None  # (..., frames): how often each frame is in each matrix; None: once
 
     def classes(self, names: Sequence[str]) -> np.ndarray:
         """A boolean mask over the space's classes."""
@@ -37,7 +40,7 @@ class ReportView:
     def boundary_iou(self) -> np.ndarray:
         """Per-class boundary IoU; all undefined when the counts hold no bands."""
         tallies = self.band_tallies()
-        return np.full(self.space.size, np.nan) if tallies is None else metrics.boundary_iou(tallies)
+        return np.full(self.cm.shape[:-1], np.nan) if tallies is None else metrics.boundary_iou(tallies)
 
     def by_class(self, values: np.ndarray) -> dict[str, float | None]:
         return {c.name: json_number(values[c.id]) for c in self.space.classes if self.evaluated[c.id]}
@@ -57,14 +60,22 @@ COMPUTE: dict[str, Compute] = {
     "dice_by_class": lambda o, v: metrics.dice(v.cm),
     "mean_dice": lambda o, v: metrics.class_mean(metrics.dice(v.cm), v.cm, o["mean"], v.evaluated),
     "frequency_weighted_iou": lambda o, v: metrics.frequency_weighted_iou(v.cm, v.evaluated),
-    "per_image_mean_iou": lambda o, v: metrics.per_image_mean_iou(v.per_frame(), o["classes"], v.evaluated),
+    "per_image_mean_iou": lambda o, v: metrics.per_image_mean_iou(v.per_frame(), o["classes"], v.evaluated,
+                                                                  v.frame_weights),
     "boundary_iou_by_class": lambda o, v: v.boundary_iou(),
     "mean_boundary_iou": lambda o, v: metrics.class_mean(v.boundary_iou(), v.cm, o["mean"], v.evaluated),
     "fraction_mae": lambda o, v: metrics.fraction_mae(v.per_frame(), v.classes(o["numerator"]),
-                                                      v.classes(o["denominator"])),
+                                                      v.classes(o["denominator"]), v.frame_weights),
 }
 if set(COMPUTE) != set(REGISTRY):  # one computation per declared function, none other
     raise ImportError(f"metric_values: computations {sorted(COMPUTE)} do not match the registry {sorted(REGISTRY)}")
+
+
+def scalar_values(spec: MetricSpec, view: ReportView) -> np.ndarray:
+    """A scalar metric over a stack view: (...) its values, NaN where undefined (the frame count
+    beside a function with a count option left out)."""
+    result = COMPUTE[spec.fn](spec.options, view)
+    return np.asarray(result[0] if function(spec).count_option is not None else result, dtype=np.float64)
 
 
 def values(spec: MetricSpec, view: ReportView) -> Outputs:

@@ -6,6 +6,11 @@ predicted class's area: a false negative, a false positive nowhere, wrong for th
 Every metric reads the matrix through `true_positives`, `ground_truth_area` and
 `predicted_area`, so a square K x K matrix (no such column) reads the same.
 
+Every function takes one matrix or a stack of them (..., K, K + 1), as the bootstrap evaluates
+all its resamples at once; a scalar metric of one matrix is a float. The means and sums over a
+varying choice of values (row_means, row_sums) add each row's chosen values exactly as numpy
+reduces that row's values alone, so a stack gives bit for bit each matrix's own value.
+
 Undefined values are NaN here and become `null` in JSON. No I/O.
 """
 
@@ -21,6 +26,50 @@ def safe_ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
     out = np.full(np.broadcast(numerator, denominator).shape, np.nan)
     np.divide(numerator, denominator, out=out, where=denominator != 0)
     return out
+
+
+def scalar(value: np.ndarray) -> float | np.ndarray:
+    """A float for one matrix's value (a 0-d array), the array for a stack's."""
+    return float(value) if np.ndim(value) == 0 else value
+
+
+def rows_of(stack: np.ndarray) -> int:
+    """How many rows (...) a (..., n) array holds (n may be 0)."""
+    return int(np.prod(stack.shape[:-1], dtype=np.int64))
+
+
+def chosen_rows(values: np.ndarray, chosen: np.ndarray, reduce) -> np.ndarray:
+    """reduce(the chosen values of each row), NaN for a row choosing none; `values` and `chosen`
+    (..., n), the result (...). Rows choosing the same entries are gathered into one C-contiguous
+    block, whose rows numpy reduces (pairwise) exactly as each row's chosen values alone."""
+    values = np.asarray(values, dtype=np.float64)
+    flat_values = values.reshape(rows_of(values), values.shape[-1])
+    flat_chosen = np.broadcast_to(chosen, values.shape).reshape(flat_values.shape)
+    out = np.full(len(flat_values), np.nan)
+    if not flat_chosen.any():
+        return out.reshape(values.shape[:-1])
+    if (flat_chosen == flat_chosen[0]).all():  # the common case: every row chooses alike, one block
+        columns = np.flatnonzero(flat_chosen[0])
+        return reduce(np.ascontiguousarray(flat_values[:, columns]), axis=1).reshape(values.shape[:-1])
+    packed = np.ascontiguousarray(np.packbits(flat_chosen, axis=1))  # each row's pattern as bytes, to group rows by
+    _, first, which = np.unique(packed.view(np.dtype((np.void, packed.shape[1]))).ravel(), return_index=True,
+                                return_inverse=True)
+    for index, row in enumerate(first):
+        columns = np.flatnonzero(flat_chosen[row])
+        if columns.size:
+            rows = np.flatnonzero(which == index)
+            out[rows] = reduce(np.ascontiguousarray(flat_values[np.ix_(rows, columns)]), axis=1)
+    return out.reshape(values.shape[:-1])
+
+
+def row_means(values: np.ndarray, chosen: np.ndarray) -> np.ndarray:
+    """The mean of each row's chosen values (NaN: none chosen), as numpy's mean of them alone."""
+    return chosen_rows(values, chosen, np.mean)
+
+
+def row_sums(values: np.ndarray, chosen: np.ndarray) -> np.ndarray:
+    """The sum of each row's chosen values (NaN: none chosen), as numpy's sum of them alone."""
+    return chosen_rows(values, chosen, np.sum)
 
 
 def true_positives(cm: np.ndarray) -> np.ndarray:
@@ -44,24 +93,22 @@ def iou(cm: np.ndarray) -> np.ndarray:
     return safe_ratio(tp, ground_truth_area(cm) + predicted_area(cm) - tp)
 
 
-def precision(cm: np.ndarray, c: int) -> float:
+def precision(cm: np.ndarray, c: int) -> float | np.ndarray:
     """TP / (TP + FP) for class c; NaN when nothing was predicted as c."""
-    return float(safe_ratio(cm[c, c], predicted_area(cm)[c]))
+    return scalar(safe_ratio(cm[..., c, c], predicted_area(cm)[..., c]))
 
 
-def recall(cm: np.ndarray, c: int) -> float:
+def recall(cm: np.ndarray, c: int) -> float | np.ndarray:
     """TP / (TP + FN) for class c; NaN when c has no ground-truth pixel."""
-    return float(safe_ratio(cm[c, c], ground_truth_area(cm)[c]))
+    return scalar(safe_ratio(cm[..., c, c], ground_truth_area(cm)[..., c]))
 
 
-def pixel_accuracy(cm: np.ndarray) -> float:
+def pixel_accuracy(cm: np.ndarray) -> float | np.ndarray:
     """Correct pixels / evaluated pixels (a pixel predicted as no class is one, and wrong)."""
-    return float(safe_ratio(true_positives(cm).sum(), cm.sum()))
+    return scalar(safe_ratio(true_positives(cm).sum(axis=-1), cm.sum(axis=(-2, -1))))
 
 
-
-
-def class_mean(values: np.ndarray, cm: np.ndarray, rule: str, evaluated: np.ndarray) -> float:
+def class_mean(values: np.ndarray, cm: np.ndarray, rule: str, evaluated: np.ndarray) -> float | np.ndarray:
     """The mean of per-class `values` (NaN = undefined) over the `evaluated` classes, by one rule.
 
     - present_in_ground_truth: over classes with at least one ground-truth pixel (NaN if none);
@@ -69,21 +116,19 @@ def class_mean(values: np.ndarray, cm: np.ndarray, rule: str, evaluated: np.ndar
     - nan_skipping: the mean of the defined values (numpy nanmean), NaN if none is defined;
     - empty_union_as_zero: an undefined value counts as 0.0.
     """
-    chosen = values[evaluated]
+    chosen = values[..., evaluated]
     if rule == "present_in_ground_truth":
-        chosen = chosen[ground_truth_area(cm)[evaluated] > 0]
-        return float(chosen.mean()) if chosen.size else float("nan")
+        return scalar(row_means(chosen, ground_truth_area(cm)[..., evaluated] > 0))
     if rule == "all_classes":
-        return float(chosen.mean())
+        return scalar(row_means(chosen, True))
     if rule == "nan_skipping":
-        defined = chosen[~np.isnan(chosen)]
-        return float(defined.mean()) if defined.size else float("nan")
+        return scalar(row_means(chosen, ~np.isnan(chosen)))
     if rule == "empty_union_as_zero":
-        return float(np.nan_to_num(chosen, nan=0.0).mean())
+        return scalar(row_means(np.nan_to_num(chosen, nan=0.0), True))
     raise ValueError(f"unknown mean rule {rule!r}")
 
 
-def mean_iou(cm: np.ndarray, rule: str, evaluated: np.ndarray) -> float:
+def mean_iou(cm: np.ndarray, rule: str, evaluated: np.ndarray) -> float | np.ndarray:
     """The mean of the per-class IoUs of the `evaluated` classes (see class_mean for the rules)."""
     return class_mean(iou(cm), cm, rule, evaluated)
 
@@ -98,21 +143,38 @@ def dice(cm: np.ndarray) -> np.ndarray:
     return safe_ratio(2 * true_positives(cm), ground_truth_area(cm) + predicted_area(cm))
 
 
-def frequency_weighted_iou(cm: np.ndarray, evaluated: np.ndarray) -> float:
+def frequency_weighted_iou(cm: np.ndarray, evaluated: np.ndarray) -> float | np.ndarray:
     """Sum over the evaluated classes of (ground-truth share) x IoU; classes without ground-truth
     pixels weigh 0. NaN when the evaluated classes have no ground-truth pixel."""
-    support = ground_truth_area(cm)[evaluated]
-    total = support.sum()
-    if total == 0:
-        return float("nan")
-    present = support > 0
-    return float((support[present] / total * iou(cm)[evaluated][present]).sum())
+    support = ground_truth_area(cm)[..., evaluated]
+    share = safe_ratio(support, support.sum(axis=-1, keepdims=True))
+    return scalar(row_sums(share * iou(cm)[..., evaluated], support > 0))
 
 
 def boundary_iou(tallies: np.ndarray) -> np.ndarray:
     """Per-class |Gb ∩ Pb| / |Gb ∪ Pb| from (3, K) band tallies (|Gb|, |Pb|, |Gb ∩ Pb|, see
     confusion.BandCounts.tallies); NaN where both bands are empty."""
-    return safe_ratio(tallies[2], tallies[0] + tallies[1] - tallies[2])
+    gt_band, predicted_band, both = tallies[..., 0, :], tallies[..., 1, :], tallies[..., 2, :]
+    return safe_ratio(both, gt_band + predicted_band - both)
+
+
+def frame_mean(values: np.ndarray, weights: np.ndarray) -> float | np.ndarray:
+    """The mean of per-frame `values` (frames,) over the frames where they are defined (NaN: not),
+    each frame counted `weights` (..., frames) times (a bootstrap resample draws a unit's frames
+    as often as it draws the unit); NaN over no frame. Each row sums its frames' values repeated in
+    frame order, exactly as numpy's mean of that repeated array alone (rows of one length are
+    gathered into one C-contiguous block)."""
+    defined = ~np.isnan(values)
+    drawn = np.asarray(weights)[..., defined]
+    counts = drawn.reshape(rows_of(drawn), drawn.shape[-1])
+    lengths = counts.sum(axis=1)
+    repeated = np.repeat(np.tile(values[defined], len(counts)), counts.ravel())  # every row's array, one after another
+    starts = np.cumsum(lengths) - lengths
+    out = np.full(len(counts), np.nan)
+    for length in np.unique(lengths[lengths > 0]):
+        rows = np.flatnonzero(lengths == length)
+        out[rows] = repeated[starts[rows, None] + np.arange(length)].mean(axis=1)
+    return scalar(out.reshape(drawn.shape[:-1]))
 
 
 
@@ -134,11 +196,17 @@ def per_frame_mean_iou(per_frame: np.ndarray, classes: str, evaluated: np.ndarra
     return safe_ratio(ious.sum(axis=1), counted.sum(axis=1))
 
 
-def per_image_mean_iou(per_frame: np.ndarray, classes: str, evaluated: np.ndarray) -> float:
-    """The mean over frames of per_frame_mean_iou, over the frames where it is defined."""
+def once_each(per_frame: np.ndarray) -> np.ndarray:
+    """The weights of every frame counted once."""
+    return np.ones(len(per_frame), dtype=np.int64)
+
+
+def per_image_mean_iou(per_frame: np.ndarray, classes: str, evaluated: np.ndarray,
+                       weights: np.ndarray | None = None) -> float | np.ndarray:
+    """The mean over frames of per_frame_mean_iou, over the frames where it is defined; each frame
+    counted `weights` times (frame_mean; default once)."""
     values = per_frame_mean_iou(per_frame, classes, evaluated)
-    defined = values[~np.isnan(values)]
-    return float(defined.mean()) if defined.size else float("nan")
+    return frame_mean(values, once_each(per_frame) if weights is None else weights)
 
 
 def class_fractions(
@@ -160,10 +228,11 @@ def class_fractions(
     return covered, gt_frac, pred_frac
 
 
-def fraction_mae(per_frame: np.ndarray, numerator: np.ndarray, denominator: np.ndarray) -> tuple[float, int]:
+def fraction_mae(per_frame: np.ndarray, numerator: np.ndarray, denominator: np.ndarray,
+                 weights: np.ndarray | None = None) -> tuple[float | np.ndarray, int | np.ndarray]:
     """Mean absolute error of a per-frame class fraction (class_fractions), and the number of
-    frames it covers; NaN over no frame."""
+    frames it covers; NaN over no frame. Each frame counted `weights` times (frame_mean; default once)."""
     covered, gt_frac, pred_frac = class_fractions(per_frame, numerator, denominator)
-    if not covered.any():
-        return float("nan"), 0
-    return float(np.abs(pred_frac - gt_frac).mean()), int(covered.sum())
+    drawn = (once_each(per_frame) if weights is None else np.asarray(weights))[..., covered]
+    frames = drawn.sum(axis=-1)
+    return frame_mean(np.abs(pred_frac - gt_frac), drawn), int(frames) if np.ndim(frames) == 0 else frames

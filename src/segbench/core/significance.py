@@ -45,8 +45,13 @@ def floor_verdict(paired: PairedDifference) -> str:
     return WITHIN_NOISE
 
 
+def tied(above: UnitData, entry: UnitData, resamples: int, seed: int) -> bool:
+    """Whether a board's entry is tied with the entry above it: their paired interval includes 0
+    (or cannot exclude it)."""
+    return not significant(paired_difference(above, entry, resamples, seed))
+
+
 def mark_ties(ranked: Sequence[UnitData], resamples: int, seed: int) -> list[bool]:
-    """For each entry of a board (best first), whether it is tied with the entry above: their
-    paired interval includes 0 (or cannot exclude it). The first entry is tied with nothing."""
-    return [False] + [not significant(paired_difference(above, entry, resamples, seed))
-                      for above, entry in zip(ranked, ranked[1:])]
+    """For each entry of a board (best first), whether it is tied with the entry above. The first
+    entry is tied with nothing."""
+    return [False] + [tied(above, entry, resamples, seed) for above, entry in zip(ranked, ranked[1:])]

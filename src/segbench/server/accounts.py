@@ -12,6 +12,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, joinedload
 
 from ..errors import SegbenchError
+from . import board_cache
 from .models import BrowserSession, HostToken, Team, utcnow
 from .tokens import matches, new_token, token_hash
 
@@ -42,6 +43,7 @@ def revoke_team(session: Session, name: str) -> None:
         raise SegbenchError(f"no team named {name!r}")
     team.revoked = True
     session.execute(delete(BrowserSession).where(BrowserSession.team_id == team.id))
+    board_cache.team_changed(session, team.id)
     session.commit()
 
 

@@ -4,9 +4,11 @@ every submission (host token only)."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse, Response
 from sqlalchemy import select
 from sqlalchemy.orm import joinedload
 from starlette.concurrency import run_in_threadpool
@@ -19,6 +21,7 @@ from .web import (ApiError, accept_upload, check_upload_type, deployment_of, fin
                   require_host, require_team, select_submission, submission_view)
 
 router = APIRouter(prefix="/api/v1")
+Rendered = TypeVar("Rendered")
 
 
 @router.post("/benchmarks/{benchmark}/phases/{phase}/submissions", status_code=201)
@@ -62,26 +65,47 @@ def phases(request: Request) -> dict:
                             "revealed": p.revealed_at is not None} for p in found]}
 
 
-def phase_board(request: Request, benchmark: str, phase: str, part: str = PUBLIC) -> list[dict[str, Any]]:
-    """The public board, or the private one once the host revealed the phase (before: 403)."""
+def board_phase(request: Request, benchmark: str, phase: str, part: str) -> Phase:
+    """The phase, when its `part` board may be served: the public one always, the private one
+    once the host revealed the phase (before: 403)."""
     found = find_phase(request, benchmark, phase)
     if part == PRIVATE and found.revealed_at is None:
         raise ApiError(403, f"the private board of phase {phase!r} is not revealed yet")
     if part == PRIVATE and found.floor_private_results is None:
         raise ApiError(404, f"phase {phase!r} has no private part")
+    return found
+
+
+def phase_board(request: Request, benchmark: str, phase: str, part: str, rendering: str,
+                render: Callable[[list[dict[str, Any]]], Rendered]) -> Rendered:
+    """render(the board's groups), built once per version of what the board shows (board_cache):
+    the submissions are read after the phase row, with their teams in the same query, and the
+    board is built with no database connection held."""
+    found = board_phase(request, benchmark, phase, part)
     deployment = deployment_of(request)
-    with deployment.sessions() as session:
-        return board_groups(deployment, load_benchmark(benchmark), found, scored(session, found), part)
+
+    def build() -> Rendered:
+        with deployment.sessions() as session:
+            submissions = scored(session, found)
+        return render(board_groups(deployment, load_benchmark(benchmark), found, submissions, part))
+
+    return request.app.state.boards.get(found, (part, rendering), build)
+
+
+def board_response(request: Request, benchmark: str, phase: str, part: str) -> Response:
+    body = phase_board(request, benchmark, phase, part, "json", lambda groups: JSONResponse(
+        {"benchmark": benchmark, "phase": phase, **board_json(groups)}).body)
+    return Response(body, media_type="application/json")
 
 
 @router.get("/benchmarks/{benchmark}/phases/{phase}/leaderboard")
-def leaderboard(benchmark: str, phase: str, request: Request) -> dict:
-    return {"benchmark": benchmark, "phase": phase, **board_json(phase_board(request, benchmark, phase))}
+def leaderboard(benchmark: str, phase: str, request: Request) -> Response:
+    return board_response(request, benchmark, phase, PUBLIC)
 
 
 @router.get("/benchmarks/{benchmark}/phases/{phase}/private-leaderboard")
-def private_leaderboard(benchmark: str, phase: str, request: Request) -> dict:
-    return {"benchmark": benchmark, "phase": phase, **board_json(phase_board(request, benchmark, phase, PRIVATE))}
+def private_leaderboard(benchmark: str, phase: str, request: Request) -> Response:
+    return board_response(request, benchmark, phase, PRIVATE)
 
 
 @router.get("/host/submissions")

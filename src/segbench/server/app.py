@@ -10,11 +10,13 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException
 
 from .. import __version__
 from ..errors import SegbenchError
 from . import api, browser
+from .board_cache import BoardCache
 from .deployment import Deployment
 from .web import ApiError, Limits, error_status
 
@@ -28,6 +30,7 @@ def create_app(deployment: Deployment) -> FastAPI:
                   openapi_url=None)
     app.state.deployment = deployment
     app.state.limits = Limits(deployment)
+    app.state.boards = BoardCache()
 
     @app.exception_handler(ApiError)
     async def _api_error(request: Request, exc: ApiError):
@@ -45,6 +48,11 @@ def create_app(deployment: Deployment) -> FastAPI:
     async def _database_down(request: Request, exc: OperationalError):
         print(f"segbench server: database unavailable: {exc.__class__.__name__}", file=sys.stderr, flush=True)
         return error(503, "the database is unavailable; try again shortly")
+
+    @app.exception_handler(PoolTimeout)
+    async def _busy(request: Request, exc: PoolTimeout):
+        print("segbench server: no database connection free in time", file=sys.stderr, flush=True)
+        return error(503, "the server is busy; try again shortly")
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception):

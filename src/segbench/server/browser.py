@@ -166,11 +166,16 @@ def submission(submission_id: str, request: Request):
     return HTMLResponse(submission_page(view, current.team.name, current.csrf))
 
 
+def board_html(request: Request, benchmark: str, phase: str, part: str) -> HTMLResponse:
+    return HTMLResponse(phase_board(request, benchmark, phase, part, "html",
+                                    lambda groups: board_page(benchmark, phase, groups, part)))
+
+
 @router.get("/boards/{benchmark}/{phase}", response_class=HTMLResponse)
 def board(benchmark: str, phase: str, request: Request):
-    return HTMLResponse(board_page(benchmark, phase, phase_board(request, benchmark, phase), PUBLIC))
+    return board_html(request, benchmark, phase, PUBLIC)
 
 
 @router.get("/boards/{benchmark}/{phase}/private", response_class=HTMLResponse)
 def private_board(benchmark: str, phase: str, request: Request):
-    return HTMLResponse(board_page(benchmark, phase, phase_board(request, benchmark, phase, PRIVATE), PRIVATE))
+    return board_html(request, benchmark, phase, PRIVATE)

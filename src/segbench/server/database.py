@@ -17,11 +17,14 @@ from ..errors import SegbenchError
 
 MIGRATIONS = Path(__file__).with_name("migrations")
 SQLITE_BUSY_MS = 30_000  # a writer waits this long for SQLite's one write lock before failing
+# The web app answers on anyio's worker threads (40), each holding at most one connection at a time:
+# a pool as large never makes a request wait for a connection (opened only when needed).
+POOL = {"pool_size": 10, "max_overflow": 30}
 
 
 def engine_for(url: str) -> Engine:
     if url.startswith("sqlite"):
-        engine = create_engine(url, connect_args={"timeout": SQLITE_BUSY_MS / 1000, "check_same_thread": False})
+        engine = create_engine(url, connect_args={"timeout": SQLITE_BUSY_MS / 1000, "check_same_thread": False}, **POOL)
 
         @event.listens_for(engine, "connect")
         def _pragmas(connection, _record) -> None:  # WAL: readers never wait for the one writer
@@ -32,7 +35,7 @@ def engine_for(url: str) -> Engine:
             cursor.close()
 
         return engine
-    return create_engine(url, pool_pre_ping=True)  # a restarted PostgreSQL: stale connections replaced
+    return create_engine(url, pool_pre_ping=True, **POOL)  # a restarted PostgreSQL: stale connections replaced
 
 
 def sessions(engine: Engine) -> sessionmaker[Session]:

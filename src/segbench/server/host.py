@@ -12,7 +12,7 @@ from sqlalchemy.exc import IntegrityError
 
 from ..errors import SegbenchError
 from ..protocols.phases import load_phases, phases_path
-from . import accounts
+from . import accounts, board_cache
 from .database import engine_for, migrate, sessions
 from .deployment import SECRET_KEY, STORE_KEY, Deployment, connect, stored_setting, verify_phases
 from .hidden import open_hidden
@@ -108,6 +108,7 @@ def reveal(db_url: str, benchmark: str, name: str) -> Phase:
         if phase.revealed_at is not None:
             raise SegbenchError(f"phase {name!r} of {benchmark} was revealed at {phase.revealed_at.isoformat()}Z")
         phase.revealed_at = utcnow()
+        board_cache.changed(session, phase.id)
         session.commit()
         return phase
 

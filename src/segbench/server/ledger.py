@@ -27,6 +27,7 @@ from sqlalchemy import func, or_, select, update
 from sqlalchemy.orm import Session, joinedload
 
 from ..errors import SegbenchError
+from . import board_cache
 from .models import FAILED, QUEUED, SCORED, SCORING, Phase, Submission, Team, aware, utcnow
 
 
@@ -166,6 +167,7 @@ def finish(session: Session, submission_id: str, owner: str, counts_sha256: str,
                     .values(status=SCORED, counts_sha256=counts_sha256, results=results, uncertainty=uncertainty,
                             private_results=private_results, private_uncertainty=private_uncertainty, error=None,
                             scored_at=utcnow(), lease_expires=None, **ladder))
+    board_cache.changed(session, held.phase_id)
     session.commit()
     return True
 
@@ -204,5 +206,6 @@ def select_for_ranking(session: Session, team: Team, submission_id: str, chosen:
         session.rollback()
         raise refused
     submission.selected = chosen
+    board_cache.changed(session, submission.phase_id)
     session.commit()
     return submission

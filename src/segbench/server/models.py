@@ -91,6 +91,8 @@ class Phase(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
     # Set by `segbench server reveal`: from then on the private board is served (None: hidden).
     revealed_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
+    # Bumped in the transaction of every change the phase's boards show (server/board_cache.py).
+    board_version: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
     def definition(self) -> PhaseDefinition:
         return PhaseDefinition(name=self.name, benchmark=self.benchmark, split=self.split, start=aware(self.opens_at),

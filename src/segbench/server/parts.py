@@ -12,7 +12,7 @@ from typing import Any
 
 from ..core.headline import PairedDifference, UnitData, headline_data
 from ..core.public_private import divide_frames
-from ..core.significance import floor_verdict, mark_ties
+from ..core.significance import floor_verdict, tied
 from ..records.countsio import read_counts
 from .hidden import HiddenSplit, hidden_split
 from .store import Store
@@ -56,12 +56,15 @@ def verdict_against_floor(bootstrap: dict[str, Any], key: str, unit: str) -> str
 def ties(store: Store, hidden: HiddenSplit, counts_sha256s: tuple[str, ...], frames: tuple[str, ...], resamples: int,
          seed: int) -> tuple[bool, ...]:
     """core.significance.mark_ties of a ranked board's entries (their stored counts, best first)
-    over one part's frames: whether each is tied with the entry above."""
-    return cached_ties(store, hidden.key, counts_sha256s, frames, resamples, seed)
+    over one part's frames: whether each is tied with the entry above. Each pair is decided once
+    per process (a new entry moves only the pairs around it)."""
+    pairs = zip(counts_sha256s, counts_sha256s[1:])
+    return (False,) * bool(counts_sha256s) + tuple(cached_tie(store, hidden.key, above, entry, frames, resamples, seed)
+                                                   for above, entry in pairs)
 
 
-@lru_cache(maxsize=1024)
-def cached_ties(store: Store, hidden_key: tuple[str, ...], counts_sha256s: tuple[str, ...], frames: tuple[str, ...],
-                resamples: int, seed: int) -> tuple[bool, ...]:
-    ranked = [cached_headline(store, hidden_key, sha, frames) for sha in counts_sha256s]
-    return tuple(mark_ties(ranked, resamples, seed))
+@lru_cache(maxsize=16384)
+def cached_tie(store: Store, hidden_key: tuple[str, ...], above: str, entry: str, frames: tuple[str, ...],
+               resamples: int, seed: int) -> bool:
+    return tied(cached_headline(store, hidden_key, above, frames), cached_headline(store, hidden_key, entry, frames),
+                resamples, seed)
