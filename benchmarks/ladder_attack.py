@@ -42,7 +42,6 @@ from __future__ import annotations
 import argparse
 import io
 import json
-import socket
 import statistics
 import subprocess
 import sys
@@ -58,6 +57,7 @@ from PIL import Image
 from segbench.core.boosting_attack import AttackResult, Board, Release, boosting_attack, ladder_board, measure, naive_board, play
 from segbench.server import client
 from segbench.server.deployment import connect
+from segbench.server.launch import start_server
 from segbench.server.models import Phase, Submission
 from segbench.server.parts import PRIVATE, PUBLIC, stored_headline
 from segbench.synthetic.attack_data import FRAME_SIZE, attack_parts, attack_split, honest_predictions
@@ -149,12 +149,6 @@ def write_split(folder: Path, walls: int, frames_per_wall: int) -> tuple[Path, P
     return data, manifest
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @contextmanager
 def deployment(folder: Path, walls: int, frames_per_wall: int, teams: int, resamples: int) -> Iterator[tuple[str, str, dict]]:
     """(server URL, database URL, team name -> token) of a fresh local deployment in `folder`,
@@ -172,21 +166,13 @@ def deployment(folder: Path, walls: int, frames_per_wall: int, teams: int, resam
     for index in range(teams):
         name = f"attacker-{index}"
         tokens[name] = segbench("server", "add-team", name, "--db", db).strip().split(": ", 1)[1]
-    url = f"http://127.0.0.1:{free_port()}"
-    processes = [subprocess.Popen([sys.executable, "-m", "segbench", "server", *command, "--db", db, *UNLIMITED,
-                                   "--resamples", str(resamples)], stdout=(folder / f"{command[0]}.log").open("w"),
-                                  stderr=subprocess.STDOUT)
-                 for command in (("run", "--port", url.rsplit(":", 1)[1]), ("worker", "--poll-seconds", "0.05"))]
+    processes = []
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                client.request(url, "", "/api/v1/phases")
-                break
-            except client.SegbenchError:
-                if time.monotonic() > deadline or processes[0].poll() is not None:
-                    raise SystemExit(f"the server did not start: {(folder / 'run.log').read_text()}") from None
-                time.sleep(0.2)
+        server, url = start_server(db, *UNLIMITED, "--resamples", str(resamples), log=folder / "run.log")
+        processes.append(server)
+        processes.append(subprocess.Popen([sys.executable, "-m", "segbench", "server", "worker", "--db", db, *UNLIMITED,
+                                           "--resamples", str(resamples), "--poll-seconds", "0.05"],
+                                          stdout=(folder / "worker.log").open("w"), stderr=subprocess.STDOUT))
         yield url, db, tokens
     finally:
         for process in processes:

@@ -33,10 +33,12 @@ from pathlib import Path
 
 from sqlalchemy import select
 
+from segbench.server.launch import start_server
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "benchmarks")]
 
-from server_fixtures import (BENCHMARK, DATA, MANIFEST, PHASE, SPLIT, call, environment, free_port,  # noqa: E402
+from server_fixtures import (BENCHMARK, DATA, MANIFEST, PHASE, SPLIT, call, environment,  # noqa: E402
                              make_upload, split_frames)
 from timing import machine  # noqa: E402
 
@@ -110,19 +112,7 @@ def worker_speed(folder: Path, uploads: int, resamples: int) -> bool:
 
 
 def serve(db: str, folder: Path, *options: str) -> tuple[subprocess.Popen, str]:
-    port = free_port()
-    server = subprocess.Popen([sys.executable, "-m", "segbench", "server", "run", "--db", db, "--port", str(port),
-                               *options], env=environment(), stdout=(folder / "server.log").open("w"),
-                              stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
-    while True:
-        try:
-            if call(f"{url}/api/v1/phases")[0] == 200:
-                return server, url
-        except OSError:
-            assert time.monotonic() < deadline and server.poll() is None, "the server did not start"
-            time.sleep(0.2)
+    return start_server(db, *options, log=folder / "server.log", env=environment())
 
 
 def concurrently(function, count: int, threads: int) -> tuple[list, float]:

@@ -10,7 +10,6 @@ import io
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -23,6 +22,8 @@ import numpy as np
 import pytest
 import sqlalchemy
 from PIL import Image
+
+from segbench.server.launch import start_server
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA, MANIFEST = ROOT / "data", ROOT / "data_manifest.json"
@@ -82,12 +83,6 @@ def segbench(*args: str, check: bool = True) -> subprocess.CompletedProcess:
     if check and done.returncode != 0:
         raise AssertionError(f"segbench {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}")
     return done
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def start(*args: str, log: Path) -> subprocess.Popen:
@@ -167,11 +162,16 @@ class Deployment:
             line = segbench("server", "add-team", team, "--db", self.db).stdout.strip()
             assert line.startswith(f"token for {team}: ")
             self.tokens[team] = line.split(": ", 1)[1]
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
         self.processes: list[subprocess.Popen] = []
-        self.server = self.spawn("server", "run", "--db", self.db, "--port", str(self.port), *server_options)
-        self.wait_until_serving()
+        self.server, self.url = self.start_server(*server_options)
+        self.port = int(self.url.rsplit(":", 1)[1])
+
+    def start_server(self, *options: str, **popen) -> tuple[subprocess.Popen, str]:
+        """One more `segbench server run` of the deployment, on a port of its own; its URL."""
+        process, url = start_server(self.db, *options, log=self.folder / f"server-{len(self.processes)}.log",
+                                    env=popen.pop("env", environment()), start_new_session=True, **popen)
+        self.processes.append(process)
+        return process, url
 
     def spawn(self, *args: str) -> subprocess.Popen:
         process = start(*args, log=self.folder / f"{args[1]}-{len(self.processes)}.log")
@@ -180,18 +180,6 @@ class Deployment:
 
     def worker(self, *options: str) -> subprocess.Popen:
         return self.spawn("server", "worker", "--db", self.db, *WORKER_OPTIONS, *options)
-
-    def wait_until_serving(self, timeout: float = 120) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.server.poll() is not None:
-                raise AssertionError(f"the server stopped: {(self.folder / 'server-0.log').read_text()}")
-            try:
-                if call(f"{self.url}/api/v1/phases")[0] == 200:
-                    return
-            except (urllib.error.URLError, ConnectionError):
-                time.sleep(0.2)
-        raise AssertionError("the server did not answer in time")
 
     def api(self, path: str, team: str | None = None, **kwargs) -> tuple[int, dict]:
         token = self.tokens[team] if team in self.tokens else team

@@ -11,7 +11,7 @@ import time
 from types import SimpleNamespace
 
 import pytest
-from server_fixtures import BENCHMARK, PHASE, Deployment, call, free_port, make_upload, segbench
+from server_fixtures import BENCHMARK, PHASE, Deployment, call, make_upload, segbench
 from sqlalchemy import select
 from test_ledger import accept, db  # noqa: F401  (db: the fixture)
 from test_ledger_board import scored
@@ -89,17 +89,7 @@ def test_each_change_a_board_shows_bumps_the_version_once(db):  # noqa: F811
 @pytest.fixture(scope="module")
 def two_servers(tmp_path_factory):
     deployment = Deployment(tmp_path_factory.mktemp("two"))
-    port = free_port()
-    deployment.spawn("server", "run", "--db", deployment.db, "--port", str(port))
-    second = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
-    while True:
-        try:
-            if call(f"{second}/api/v1/phases")[0] == 200:
-                break
-        except OSError:
-            assert time.monotonic() < deadline, "the second server did not start"
-            time.sleep(0.2)
+    _, second = deployment.start_server()
     deployment.worker()
     yield deployment, second
     deployment.close()

@@ -12,7 +12,6 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import threading
 import time
 from collections import Counter
@@ -20,13 +19,14 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy
-from server_fixtures import (BACKENDS, BENCHMARK, DATA, PHASE, SPLIT, Deployment, environment, free_port, make_upload,
+from server_fixtures import (BACKENDS, BENCHMARK, DATA, PHASE, SPLIT, Deployment, environment, make_upload,
                              segbench)
 
 from segbench.protocols.definitions import load_benchmark
 from segbench.records.countsio import read_counts
 from segbench.server.accounts import add_team
 from segbench.server.database import engine_for, sessions
+from segbench.server.launch import start_server
 from segbench.server.store import FolderStore
 from segbench.steps.metrics import document
 
@@ -133,14 +133,12 @@ def test_a_server_killed_during_an_upload_leaves_nothing_stored_and_no_quota_use
     with sessions(engine)() as session:
         served.tokens[team] = add_team(session, team)
     engine.dispose()
-    port = free_port()
     temp = tmp_path / "temp"
     temp.mkdir()
-    server = subprocess.Popen([sys.executable, "-m", "segbench", "server", "run", "--db", served.db, "--port", str(port)],
-                              env={**environment(), "TMPDIR": str(temp)}, stdout=(tmp_path / "log").open("w"),
-                              stderr=subprocess.STDOUT, start_new_session=True)
+    server, url = start_server(served.db, log=tmp_path / "log", env={**environment(), "TMPDIR": str(temp)},
+                               start_new_session=True)
+    port = int(url.rsplit(":", 1)[1])
     try:
-        wait_for_port(port, server)
         before = served.rows("submissions"), served.stored_objects()
         body = variants[0][0]
         connection = socket.create_connection(("127.0.0.1", port), timeout=30)
@@ -164,17 +162,6 @@ def test_a_server_killed_during_an_upload_leaves_nothing_stored_and_no_quota_use
         assert served.upload(team, variants[k][0], f"v{k}-after")[0] == 201
     assert served.upload(team, variants[0][0], "v0-over")[0] == 429
     assert {s["status"] for s in wait_until_settled(served) if s["team"] == team} == {"scored"}
-
-
-def wait_for_port(port: int, process: subprocess.Popen, timeout: float = 120) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        assert process.poll() is None and time.monotonic() < deadline, "the second server did not start"
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return
-        except OSError:
-            time.sleep(0.2)
 
 
 @pytest.mark.parametrize("served", ["postgresql"], indirect=True)

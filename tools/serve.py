@@ -14,10 +14,12 @@ import signal
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import yaml
+
+from segbench.errors import SegbenchError
+from segbench.server.launch import start_server
 
 ROOT = Path(__file__).resolve().parents[1]
 TEAMS = ("demo-a", "demo-b")
@@ -29,17 +31,6 @@ def segbench(*args: str) -> str:
     if done.returncode != 0:
         sys.exit(done.stderr.strip() or f"segbench {args[0]} {args[1]} failed")
     return done.stdout
-
-
-def serving(url: str, server: subprocess.Popen, timeout: float = 120) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and server.poll() is None:
-        try:
-            with urllib.request.urlopen(f"{url}/api/v1/phases", timeout=5):
-                return
-        except OSError:
-            time.sleep(0.3)
-    sys.exit(f"the server did not start (exit status {server.poll()})")
 
 
 def interrupted(_signal, _frame) -> None:
@@ -62,14 +53,13 @@ def main() -> int:
         print(segbench("server", "add-phase", "--db", db, "--benchmark", name, "--name", PHASE,
                        "--data", str(ROOT / entry["data"]), "--manifest", str(ROOT / entry["manifest"])).strip())
     tokens = [segbench("server", "add-team", team, "--db", db).strip() for team in TEAMS]
-    url = f"http://127.0.0.1:{args.port}"
-    logs = {role: (folder / f"{role}.log").open("w") for role in ("server", "worker")}
-    processes = [subprocess.Popen([sys.executable, "-m", "segbench", "server", "run", "--db", db, "--port",
-                                   str(args.port)], cwd=ROOT, stdout=logs["server"], stderr=subprocess.STDOUT)]
+    processes = []
     try:
-        serving(url, processes[0])
-        processes.append(subprocess.Popen([sys.executable, "-m", "segbench", "server", "worker", "--db", db], cwd=ROOT,
-                                          stdout=logs["worker"], stderr=subprocess.STDOUT))
+        server, url = start_server(db, log=folder / "server.log", port=args.port, cwd=ROOT)
+        processes.append(server)
+        with (folder / "worker.log").open("w") as log:
+            processes.append(subprocess.Popen([sys.executable, "-m", "segbench", "server", "worker", "--db", db],
+                                              cwd=ROOT, stdout=log, stderr=subprocess.STDOUT))
         print("\n".join(tokens))
         first = tokens[0].split(": ", 1)[1]
         print(f"""
@@ -86,6 +76,8 @@ The public boards show the Ladder's released scores; to open a phase's private b
         return 1  # one of them stopped on its own: its log says why
     except KeyboardInterrupt:
         return 0
+    except SegbenchError as error:
+        sys.exit(f"make serve: {error}")
     finally:
         for process in processes:
             if process.poll() is None:

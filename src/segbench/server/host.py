@@ -4,6 +4,7 @@ function of its arguments; segbench.commands reaches them through its table of s
 from __future__ import annotations
 
 import secrets
+import socket
 import tempfile
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from .database import engine_for, migrate, sessions
 from .deployment import SECRET_KEY, STORE_KEY, Deployment, connect, stored_setting, verify_phases
 from .hidden import open_hidden
 from .intake import check
+from .launch import SERVING
 from .models import HostToken, Phase, Setting, utcnow
 from .parts import PRIVATE, PUBLIC, part_frames
 from .scoring import as_json, part_document, score_phase_floor, score_upload
@@ -121,8 +123,13 @@ def serve(db_url: str, host: str, port: int, settings: Settings = DEFAULTS) -> N
     deployment = connect(db_url, settings)
     for line in verify_phases(deployment):
         print(f"phase {line}", flush=True)
+    # Bound here, so that port 0 (any free port) can be announced before the first request: who
+    # started the server reads the address from this line, with no port probed and freed first.
+    listening = socket.create_server((host, port))
+    print(f"{SERVING}http://{host}:{listening.getsockname()[1]}", flush=True)
     # No access log: a request line may carry a query string, and nothing a client sends is logged.
-    uvicorn.run(create_app(deployment), host=host, port=port, access_log=False, log_level="warning")
+    config = uvicorn.Config(create_app(deployment), access_log=False, log_level="warning")
+    uvicorn.Server(config).run(sockets=[listening])
 
 
 def work(db_url: str, settings: Settings = DEFAULTS, once: bool = False) -> int:
