@@ -62,8 +62,10 @@ def phases(request: Request) -> dict:
                             "revealed": p.revealed_at is not None} for p in found]}
 
 
-def phase_board(request: Request, benchmark: str, phase: str, part: str = PUBLIC) -> list[dict[str, Any]]:
-    """The public board, or the private one once the host revealed the phase (before: 403)."""
+def phase_board(request: Request, benchmark: str, phase: str, part: str = PUBLIC,
+                dataset_id: str | None = None) -> list[dict[str, Any]]:
+    """The public board, or the private one once the host revealed the phase (before: 403); with
+    `dataset_id`, that dataset's group alone (a superseded one's own URL; none scored: 404)."""
     found = find_phase(request, benchmark, phase)
     if part == PRIVATE and found.revealed_at is None:
         raise ApiError(403, f"the private board of phase {phase!r} is not revealed yet")
@@ -71,17 +73,25 @@ def phase_board(request: Request, benchmark: str, phase: str, part: str = PUBLIC
         raise ApiError(404, f"phase {phase!r} has no private part")
     deployment = deployment_of(request)
     with deployment.sessions() as session:
-        return board_groups(deployment, load_benchmark(benchmark), found, scored(session, found), part)
+        groups = board_groups(deployment, load_benchmark(benchmark), found, scored(session, found), part)
+    if dataset_id is None:
+        return groups
+    chosen = [g for g in groups if g["dataset_id"] == dataset_id]
+    if not chosen:
+        raise ApiError(404, f"phase {phase!r} has no scored submission on dataset {dataset_id!r}")
+    return chosen
 
 
 @router.get("/benchmarks/{benchmark}/phases/{phase}/leaderboard")
-def leaderboard(benchmark: str, phase: str, request: Request) -> dict:
-    return {"benchmark": benchmark, "phase": phase, **board_json(phase_board(request, benchmark, phase))}
+def leaderboard(benchmark: str, phase: str, request: Request, dataset_id: str | None = None) -> dict:
+    return {"benchmark": benchmark, "phase": phase,
+            **board_json(phase_board(request, benchmark, phase, dataset_id=dataset_id))}
 
 
 @router.get("/benchmarks/{benchmark}/phases/{phase}/private-leaderboard")
-def private_leaderboard(benchmark: str, phase: str, request: Request) -> dict:
-    return {"benchmark": benchmark, "phase": phase, **board_json(phase_board(request, benchmark, phase, PRIVATE))}
+def private_leaderboard(benchmark: str, phase: str, request: Request, dataset_id: str | None = None) -> dict:
+    return {"benchmark": benchmark, "phase": phase,
+            **board_json(phase_board(request, benchmark, phase, PRIVATE, dataset_id))}
 
 
 @router.get("/host/submissions")

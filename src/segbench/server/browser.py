@@ -167,10 +167,12 @@ def submission(submission_id: str, request: Request):
 
 
 @router.get("/boards/{benchmark}/{phase}", response_class=HTMLResponse)
-def board(benchmark: str, phase: str, request: Request):
-    return HTMLResponse(board_page(benchmark, phase, phase_board(request, benchmark, phase), PUBLIC))
+def board(benchmark: str, phase: str, request: Request, dataset_id: str | None = None):
+    return HTMLResponse(board_page(benchmark, phase, phase_board(request, benchmark, phase, dataset_id=dataset_id),
+                                   PUBLIC))
 
 
 @router.get("/boards/{benchmark}/{phase}/private", response_class=HTMLResponse)
-def private_board(benchmark: str, phase: str, request: Request):
-    return HTMLResponse(board_page(benchmark, phase, phase_board(request, benchmark, phase, PRIVATE), PRIVATE))
+def private_board(benchmark: str, phase: str, request: Request, dataset_id: str | None = None):
+    return HTMLResponse(board_page(benchmark, phase, phase_board(request, benchmark, phase, PRIVATE, dataset_id),
+                                   PRIVATE))

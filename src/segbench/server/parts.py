@@ -14,7 +14,7 @@ from ..core.headline import PairedDifference, UnitData, headline_data
 from ..core.public_private import divide_frames
 from ..core.significance import floor_verdict, mark_ties
 from ..records.countsio import read_counts
-from .hidden import HiddenSplit, hidden_split
+from .hidden import HiddenSplit
 from .store import Store
 
 PUBLIC, PRIVATE = "public", "private"
@@ -31,14 +31,13 @@ def part_frames(hidden: HiddenSplit, secret: bytes, fraction: float) -> dict[str
 
 def stored_headline(store: Store, hidden: HiddenSplit, counts_sha256: str, frames: tuple[str, ...]) -> UnitData:
     """The headline data of a submission's stored counts over `frames`."""
-    return cached_headline(store, hidden.key, counts_sha256, frames)
+    return cached_headline(store, hidden, counts_sha256, frames)
 
 
 @lru_cache(maxsize=4096)
-def cached_headline(store: Store, hidden_key: tuple[str, ...], counts_sha256: str, frames: tuple[str, ...]) -> UnitData:
-    """stored_headline's cache (counts are immutable under their SHA-256, so it never goes stale);
-    the hidden split by its key, as hidden_split() keeps it once per process."""
-    hidden = hidden_split(*hidden_key)
+def cached_headline(store: Store, hidden: HiddenSplit, counts_sha256: str, frames: tuple[str, ...]) -> UnitData:
+    """stored_headline's cache (counts are immutable under their SHA-256, so it never goes stale;
+    a split is keyed by its name, HiddenSplit.key, whether on disk or superseded)."""
     with tempfile.TemporaryDirectory(prefix="segbench-counts-") as folder:
         counts, _ = read_counts(store.fetch(counts_sha256, Path(folder) / "counts.parquet"))
     return headline_data(hidden.benchmark, counts, hidden.benchmark.ground_truth, hidden.groups, frames)
@@ -57,11 +56,11 @@ def ties(store: Store, hidden: HiddenSplit, counts_sha256s: tuple[str, ...], fra
          seed: int) -> tuple[bool, ...]:
     """core.significance.mark_ties of a ranked board's entries (their stored counts, best first)
     over one part's frames: whether each is tied with the entry above."""
-    return cached_ties(store, hidden.key, counts_sha256s, frames, resamples, seed)
+    return cached_ties(store, hidden, counts_sha256s, frames, resamples, seed)
 
 
 @lru_cache(maxsize=1024)
-def cached_ties(store: Store, hidden_key: tuple[str, ...], counts_sha256s: tuple[str, ...], frames: tuple[str, ...],
+def cached_ties(store: Store, hidden: HiddenSplit, counts_sha256s: tuple[str, ...], frames: tuple[str, ...],
                 resamples: int, seed: int) -> tuple[bool, ...]:
-    ranked = [cached_headline(store, hidden_key, sha, frames) for sha in counts_sha256s]
+    ranked = [cached_headline(store, hidden, sha, frames) for sha in counts_sha256s]
     return tuple(mark_ties(ranked, resamples, seed))

@@ -1,0 +1,81 @@
+"""A re-score's counts, on a worker (the submissions `segbench server rescore` queues): the
+submission it re-scores keeps its stored counts for every frame whose label did not change; only
+the masks of the frames whose labels changed, or that were added to the split, are decoded from
+the stored upload (steps.scoring.rescore_model), so the counts are those a full scoring of the
+upload on the corrected data would give, at the cost of those frames alone.
+
+An upload made before frames were added has no mask for them: it cannot be scored on the new
+data (the intake refuses an upload that lacks a frame's mask, and no protocol scores a missing
+prediction), so its re-score keeps the counts of the frames it has and is `incomplete`, naming
+the frames not predicted (docs/server.md, "Label corrections")."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+
+from ..core.confusion import FrameCounts
+from ..core.label_changes import LabelChanges
+from ..errors import SegbenchError
+from ..records.countsio import read_counts
+from ..steps.scoring import rescore_model
+from .deployment import Deployment
+from .hidden import HiddenSplit
+from .intake import UPLOAD_NAME
+from .models import Submission
+from .store import Store, keep
+from .versions import changes_of
+
+NOT_PREDICTED = ("not predicted: this upload has no mask for {count} frame(s) added to the hidden split after it "
+                 "was made ({frames}); it is not ranked on dataset {dataset_id} (submit an upload of the new split)")
+
+
+class NotPredicted(SegbenchError):
+    """A re-score whose upload lacks masks of frames added to the split: its partial counts."""
+
+    def __init__(self, message: str, frames: list[str], counts_sha256: str):
+        super().__init__(message)
+        self.frames, self.counts_sha256 = frames, counts_sha256
+
+    @property
+    def frames_json(self) -> str:
+        return json.dumps(self.frames)
+
+
+def unchanged_counts(store: Store, counts_sha256: str, changes: LabelChanges, path: Path) -> FrameCounts:
+    """Stored counts without the frames whose labels the correction changed."""
+    counts, _ = read_counts(store.fetch(counts_sha256, path))
+    changed = set(changes.changed)
+    return counts.subset([f for f in counts.frame_ids if f not in changed])
+
+
+def not_predicted(hidden: HiddenSplit, held: set[str], upload: Path) -> list[str]:
+    """The split's frames that have no counts in `held` and no mask in the (zip) upload."""
+    with zipfile.ZipFile(upload) as archive:  # the intake accepts a zip alone
+        names = set(archive.namelist())
+    return [f.frame_id for f in hidden.frames if f.frame_id not in held and f.prediction not in names]
+
+
+def recount(deployment: Deployment, hidden: HiddenSplit, submission: Submission,
+            folder: Path) -> tuple[str, FrameCounts]:
+    """(stored counts' SHA-256, counts) of a re-score on the phase's current data; NotPredicted
+    when the upload has no mask for some frame it has no counts of."""
+    with deployment.sessions() as session:
+        original = session.get(Submission, submission.rescore_of)
+    changes = LabelChanges.from_dict(changes_of(deployment, original.phase_id, original.dataset_id))
+    kept = unchanged_counts(deployment.store, original.counts_sha256, changes, folder / "original.parquet")
+    upload = deployment.store.fetch(submission.upload_sha256, folder / UPLOAD_NAME)
+    missing = not_predicted(hidden, set(kept.frame_ids), upload)
+    absent = set(missing)
+    frames = [f for f in hidden.frames if f.frame_id not in absent]
+    path = folder / f"{submission.id}.parquet"
+    benchmark = hidden.benchmark
+    counts = rescore_model(benchmark, frames, kept, submission.id, "predictions", benchmark.ground_truth, upload, path,
+                           hidden.split)
+    sha = keep(deployment.store, path)
+    if missing:
+        shown = ", ".join(missing[:20]) + (f" and {len(missing) - 20} more" if len(missing) > 20 else "")
+        raise NotPredicted(NOT_PREDICTED.format(count=len(missing), frames=shown, dataset_id=hidden.dataset_id),
+                           missing, sha)
+    return sha, counts
