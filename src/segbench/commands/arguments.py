@@ -380,7 +380,7 @@ def args_server(p: argparse.ArgumentParser) -> None:
                               "`dvc add`), where every worker reads it")
     rescore.add_argument("--baseline", type=input_path, help="the baseline's upload for the corrected split (default: "
                                                              "the one the phase was added with, re-scored)")
-        run = action("run", "serve the API and the pages (uvicorn)")
+    run = action("run", "serve the API and the pages (uvicorn)")
     add_database(run)
     run.add_argument("--host", default="127.0.0.1", help="the address to listen on (behind the host's TLS proxy)")
     run.add_argument("--port", type=int, default=8000, help="the port to listen on")

@@ -1,11 +1,12 @@
-"""A re-score's counts, on a worker (the submissions `segbench server rescore` queues): the
-submission it re-scores keeps its stored counts for every frame whose label did not change; only
-the masks of the frames whose labels changed, or that were added to the split, are decoded from
-the stored upload (steps.scoring.rescore_model), so the counts are those a full scoring of the
-upload on the corrected data would give, at the cost of those frames alone.
+"""A submission's counts, on a worker: an upload's whole (server/scoring.score_upload), or for a
+re-score (the submissions `segbench server rescore` queues) the stored counts of the submission
+it re-scores for every frame whose label did not change, and only the masks of the frames whose
+labels changed, or that were added to the split, decoded from the stored upload
+(steps.scoring.rescore_model): the counts a full scoring of the upload on the corrected data
+would give, at the cost of those frames alone.
 
-An upload made before frames were added has no mask for them: it cannot be scored on the new
-data (the intake refuses an upload that lacks a frame's mask, and no protocol scores a missing
+An upload made before frames were added has no mask for them (a re-score, or an upload still
+queued when the data changed): it cannot be scored on the new data (the intake refuses an upload that lacks a frame's mask, and no protocol scores a missing
 prediction), so its re-score keeps the counts of the frames it has and is `incomplete`, naming
 the frames not predicted (docs/server.md, "Label corrections")."""
 
@@ -24,6 +25,7 @@ from .deployment import Deployment
 from .hidden import HiddenSplit
 from .intake import UPLOAD_NAME
 from .models import Submission
+from .scoring import score_upload
 from .store import Store, keep
 from .versions import changes_of
 
@@ -52,28 +54,37 @@ def unchanged_counts(store: Store, counts_sha256: str, changes: LabelChanges, pa
 
 def not_predicted(hidden: HiddenSplit, held: set[str], upload: Path) -> list[str]:
     """The split's frames that have no counts in `held` and no mask in the (zip) upload."""
-    with zipfile.ZipFile(upload) as archive:  # the intake accepts a zip alone
-        names = set(archive.namelist())
+    try:
+        with zipfile.ZipFile(upload) as archive:  # the intake accepts a zip alone
+            names = set(archive.namelist())
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise SegbenchError(f"{upload}: not a readable zip archive ({exc})") from None
     return [f.frame_id for f in hidden.frames if f.frame_id not in held and f.prediction not in names]
 
 
 def recount(deployment: Deployment, hidden: HiddenSplit, submission: Submission,
             folder: Path) -> tuple[str, FrameCounts]:
-    """(stored counts' SHA-256, counts) of a re-score on the phase's current data; NotPredicted
+    """(stored counts' SHA-256, counts) of a submission on the phase's current data: an upload
+    counted whole, a re-score on the frames its original has no valid counts of; NotPredicted
     when the upload has no mask for some frame it has no counts of."""
-    with deployment.sessions() as session:
-        original = session.get(Submission, submission.rescore_of)
-    changes = LabelChanges.from_dict(changes_of(deployment, original.phase_id, original.dataset_id))
-    kept = unchanged_counts(deployment.store, original.counts_sha256, changes, folder / "original.parquet")
-    upload = deployment.store.fetch(submission.upload_sha256, folder / UPLOAD_NAME)
-    missing = not_predicted(hidden, set(kept.frame_ids), upload)
+    store = deployment.store
+    upload = store.fetch(submission.upload_sha256, folder / UPLOAD_NAME)
+    kept = None
+    if submission.rescore_of is not None:
+        with deployment.sessions() as session:
+            original = session.get(Submission, submission.rescore_of)
+        changes = LabelChanges.from_dict(changes_of(deployment, original.phase_id, original.dataset_id))
+        kept = unchanged_counts(store, original.counts_sha256, changes, folder / "original.parquet")
+    missing = not_predicted(hidden, set() if kept is None else set(kept.frame_ids), upload)
     absent = set(missing)
     frames = [f for f in hidden.frames if f.frame_id not in absent]
-    path = folder / f"{submission.id}.parquet"
-    benchmark = hidden.benchmark
-    counts = rescore_model(benchmark, frames, kept, submission.id, "predictions", benchmark.ground_truth, upload, path,
-                           hidden.split)
-    sha = keep(deployment.store, path)
+    if kept is None:
+        sha, counts = score_upload(store, hidden, upload, submission.id, folder, frames)
+    else:
+        path = folder / f"{submission.id}.parquet"
+        counts = rescore_model(hidden.benchmark, frames, kept, submission.id, "predictions",
+                               hidden.benchmark.ground_truth, upload, path, hidden.split)
+        sha = keep(store, path)
     if missing:
         shown = ", ".join(missing[:20]) + (f" and {len(missing) - 20} more" if len(missing) > 20 else "")
         raise NotPredicted(NOT_PREDICTED.format(count=len(missing), frames=shown, dataset_id=hidden.dataset_id),

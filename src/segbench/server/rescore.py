@@ -3,8 +3,9 @@ wrote the new manifest). The new manifest is compared with the phase's, frame by
 SHA-256 (core.label_changes); the data on disk is verified against it; the floor (and the
 baseline) are counted again on the changed and added frames only; then, in one transaction, the
 phase moves to the new dataset_id, the old dataset is recorded as superseded (its board stays
-readable as it was: server/versions.py), and every stored submission of the old dataset gets a
-re-score queued on the new one, which a worker counts on those frames alone (server/recount.py).
+readable as it was: server/versions.py), every stored submission of the old dataset gets a
+re-score queued on the new one, which a worker counts on those frames alone (server/recount.py),
+and a submission not yet scored moves to the new dataset, to be scored on the new data only.
 
 Nothing is written to the database unless all of it is: a failure before the transaction leaves
 only content-addressed objects in the store, so the command can be run again; once it succeeded,
@@ -18,7 +19,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from sqlalchemy import func, select, update
+from sqlalchemy import select, update
 
 from ..core.label_changes import LabelChanges, label_changes
 from ..errors import SegbenchError
@@ -43,11 +44,13 @@ class Rescore:
     new_dataset_id: str
     changes: LabelChanges
     queued: int  # re-scores queued, one per stored submission of the old dataset
+    moved: int  # submissions not yet scored when the data changed: to be scored on the new data only
 
     def describe(self) -> str:
         return (f"phase {self.phase} of {self.benchmark}: dataset {self.old_dataset_id} superseded by "
                 f"{self.new_dataset_id} ({self.changes.describe()}); {self.queued} submission(s) queued for "
-                f"re-scoring on {len(self.changes.recounted)} frame(s) each")
+                f"re-scoring on {len(self.changes.recounted)} frame(s) each; {self.moved} not yet scored, to be "
+                "scored on the new data")
 
 
 def find_phase(deployment: Deployment, benchmark: str, name: str) -> Phase:
@@ -57,20 +60,6 @@ def find_phase(deployment: Deployment, benchmark: str, name: str) -> Phase:
             names = session.scalars(select(Phase.name).where(Phase.benchmark == benchmark).order_by(Phase.name)).all()
             raise SegbenchError(f"--phase: no phase {name!r} of benchmark {benchmark} (its phases: {list(names)})")
         return phase
-
-
-def pending(session, phase: Phase) -> int:
-    """The phase's submissions on its current dataset not yet scored (queued or being scored)."""
-    return session.scalar(select(func.count()).select_from(Submission).where(
-        Submission.phase_id == phase.id, Submission.dataset_id == phase.dataset_id,
-        Submission.status.in_((QUEUED, SCORING))))
-
-
-def refuse_pending(count: int, phase: Phase) -> None:
-    if count:
-        raise SegbenchError(f"phase {phase.name} of {phase.benchmark}: {count} submission(s) on dataset "
-                            f"{phase.dataset_id} are still queued or being scored; run rescore again once the workers "
-                            "have scored them (their uploads were checked against the old split)")
 
 
 def old_manifest(deployment: Deployment, phase: Phase, folder: Path) -> tuple[dict, str]:
@@ -137,7 +126,6 @@ def rescore(db_url: str, benchmark: str, phase_name: str, manifest: Path, baseli
                                                              SupersededDataset.dataset_id == new_id)) is not None:
             raise SegbenchError(f"{manifest}: dataset_id {new_id} is one phase {phase.name} was on before a "
                                 "correction; a correction makes new data (change the labels again)")
-        refuse_pending(pending(session, phase), phase)
     with tempfile.TemporaryDirectory(prefix="segbench-rescore-") as name:
         folder = Path(name)
         old, old_sha = old_manifest(deployment, phase, folder)
@@ -163,10 +151,11 @@ def switch(deployment: Deployment, phase: Phase, hidden: HiddenSplit, changes: L
             session.rollback()
             raise SegbenchError(f"phase {phase.name} of {phase.benchmark} left dataset {phase.dataset_id} while this "
                                 "correction was prepared (another rescore); run it again")
-        count = pending(session, phase)
-        if count:
-            session.rollback()
-            refuse_pending(count, phase)
+        # Not yet scored: scored on the new data only (a worker still holding one loses its lease).
+        moved = session.execute(update(Submission).where(
+            Submission.phase_id == phase.id, Submission.dataset_id == phase.dataset_id,
+            Submission.status.in_((QUEUED, SCORING))).values(dataset_id=hidden.dataset_id, status=QUEUED,
+                                                              lease_owner=None, lease_expires=None)).rowcount
         session.add(SupersededDataset(
             phase_id=phase.id, dataset_id=phase.dataset_id, manifest_sha256=old_sha,
             floor_counts_sha256=phase.floor_counts_sha256, floor_results=phase.floor_results,
@@ -183,4 +172,4 @@ def switch(deployment: Deployment, phase: Phase, hidden: HiddenSplit, changes: L
                 upload_bytes=original.upload_bytes, dataset_id=hidden.dataset_id, created_at=original.created_at,
                 attempts=0, code_version=CODE_VERSION, rescore_of=original.id, selected=original.selected))
         session.commit()
-    return Rescore(phase.benchmark, phase.name, phase.dataset_id, hidden.dataset_id, changes, len(originals))
+    return Rescore(phase.benchmark, phase.name, phase.dataset_id, hidden.dataset_id, changes, len(originals), moved)

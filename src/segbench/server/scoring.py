@@ -8,11 +8,13 @@ and the baseline are scored once, when the host adds the phase."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from ..core.bootstrap import Subject, bootstrap
 from ..core.confusion import FrameCounts
+from ..datasets.base import Frame
 from ..records.countsio import read_counts
 from ..steps.metrics import document
 from ..steps.scoring import score_floor, score_model
@@ -24,11 +26,14 @@ from .store import Store, keep
 FLOOR, BASELINE = "floor", "baseline"
 
 
-def score_upload(store: Store, hidden: HiddenSplit, upload: Path, name: str, folder: Path) -> tuple[str, FrameCounts]:
-    """(stored counts' SHA-256, counts) of an upload in the ground truth's space."""
+def score_upload(store: Store, hidden: HiddenSplit, upload: Path, name: str, folder: Path,
+                 frames: Sequence[Frame] | None = None) -> tuple[str, FrameCounts]:
+    """(stored counts' SHA-256, counts) of an upload in the ground truth's space, on the split's
+    frames (or on `frames` of it)."""
     benchmark, space = hidden.benchmark, hidden.benchmark.ground_truth
     path = folder / f"{name}.parquet"
-    counts = score_model(benchmark, hidden.frames, name, "predictions", space, upload, path, hidden.split)
+    counts = score_model(benchmark, hidden.frames if frames is None else frames, name, "predictions", space, upload,
+                         path, hidden.split)
     return keep(store, path), counts
 
 

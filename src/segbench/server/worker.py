@@ -16,7 +16,6 @@ from typing import Any
 
 from sqlalchemy.exc import OperationalError
 
-from ..core.confusion import FrameCounts
 from ..core.headline import UnitData, headline_data
 from ..core.ladder import Standing, ladder_step
 
@@ -28,7 +27,7 @@ from .intake import UPLOAD_NAME
 from .models import Submission
 from .parts import PRIVATE, PUBLIC, stored_headline
 from .recount import NotPredicted, recount
-from .scoring import as_json, part_document, part_uncertainty, references, score_upload
+from .scoring import as_json, part_document, part_uncertainty, references
 
 # Where each part's metrics and bootstrap are written.
 COLUMNS = {PUBLIC: ("results", "uncertainty"), PRIVATE: ("private_results", "private_uncertainty")}
@@ -38,20 +37,13 @@ HIDDEN_DATA_PROBLEM = ("the server could not score this upload against its hidde
                        "host's side, reported to the host); it may be scored again")
 
 
-def count_upload(deployment: Deployment, hidden: HiddenSplit, submission: Submission,
-                 folder: Path) -> tuple[str, FrameCounts]:
-    upload = deployment.store.fetch(submission.upload_sha256, folder / UPLOAD_NAME)
-    return score_upload(deployment.store, hidden, upload, submission.id, folder)
-
-
 def score_submission(deployment: Deployment, hidden: HiddenSplit, submission: Submission,
                      folder: Path) -> tuple[dict[str, Any], UnitData]:
     """(the result's columns: stored counts' SHA-256, each part's metrics and bootstrap documents;
     the public part's headline data, for the Ladder) of a submission's upload, scored once (a
     re-score: only its changed frames, server/recount.py)."""
     store = deployment.store
-    counts_sha, counts = (count_upload if submission.rescore_of is None else recount)(deployment, hidden, submission,
-                                                                                      folder)
+    counts_sha, counts = recount(deployment, hidden, submission, folder)
     others = references(store, hidden, submission.phase, folder)
     result: dict[str, Any] = {"counts_sha256": counts_sha}
     for part, frames in deployment.parts(submission.phase).items():
