@@ -281,11 +281,21 @@ def test_a_frame_removed_and_a_label_corrected_score_the_incomplete_again(scenar
     shrunk = scenario.corrected_manifest("shrunk.json")
     done = scenario.rescore(shrunk)
     assert "(1 label(s) changed, 0 frame(s) added, 1 removed); 6 submission(s) queued" in done.stdout
+    # corrected again before any worker ran: the pending re-scores move on, with both changes to count
+    second = split_frames(shrunk)[0][1]
+    label = scenario.data / second["label"]["path"]
+    corrected = np.array(Image.open(label))
+    corrected[:3] = 3
+    Image.fromarray(corrected).save(label)
+    final = scenario.corrected_manifest("final.json")
+    done = scenario.rescore(final)
+    assert "(1 label(s) changed, 0 frame(s) added, 0 removed); 0 submission(s) queued" in done.stdout
+    assert "; 6 not yet scored, to be scored on the new data" in done.stdout
 
     decoded = work_here(monkeypatch)
     assert run_worker(connect(served.db, SETTINGS), once=True) == 6
-    assert decoded == [frame["frame_id"]] * 6
-    shrunk_id = split_frames(shrunk)[1]
+    assert sorted(decoded) == sorted([frame["frame_id"], second["frame_id"]] * 6)
+    shrunk_id = split_frames(final)[1]
     rows = scenario.rows(shrunk_id)
     assert {r[0] for r in rows.values()} == {"scored"}
     for copy, row in rows.items():

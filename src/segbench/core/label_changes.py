@@ -23,10 +23,6 @@ class LabelChanges:
     def as_dict(self) -> dict[str, list[str]]:
         return {"changed": list(self.changed), "added": list(self.added), "removed": list(self.removed)}
 
-    @classmethod
-    def from_dict(cls, document: Mapping[str, Iterable[str]]) -> LabelChanges:
-        return cls(tuple(document["changed"]), tuple(document["added"]), tuple(document["removed"]))
-
     def describe(self) -> str:
         return f"{len(self.changed)} label(s) changed, {len(self.added)} frame(s) added, {len(self.removed)} removed"
 

@@ -17,7 +17,6 @@ import zipfile
 from pathlib import Path
 
 from ..core.confusion import FrameCounts
-from ..core.label_changes import LabelChanges
 from ..errors import SegbenchError
 from ..records.countsio import read_counts
 from ..steps.scoring import rescore_model
@@ -27,7 +26,7 @@ from .intake import UPLOAD_NAME
 from .models import Submission
 from .scoring import score_upload
 from .store import Store, keep
-from .versions import changes_of
+from .versions import changed_since
 
 NOT_PREDICTED = ("not predicted: this upload has no mask for {count} frame(s) added to the hidden split after it "
                  "was made ({frames}); it is not ranked on dataset {dataset_id} (submit an upload of the new split)")
@@ -45,10 +44,9 @@ class NotPredicted(SegbenchError):
         return json.dumps(self.frames)
 
 
-def unchanged_counts(store: Store, counts_sha256: str, changes: LabelChanges, path: Path) -> FrameCounts:
-    """Stored counts without the frames whose labels the correction changed."""
+def unchanged_counts(store: Store, counts_sha256: str, changed: set[str], path: Path) -> FrameCounts:
+    """Stored counts without the frames whose labels a correction changed."""
     counts, _ = read_counts(store.fetch(counts_sha256, path))
-    changed = set(changes.changed)
     return counts.subset([f for f in counts.frame_ids if f not in changed])
 
 
@@ -73,8 +71,8 @@ def recount(deployment: Deployment, hidden: HiddenSplit, submission: Submission,
     if submission.rescore_of is not None:
         with deployment.sessions() as session:
             original = session.get(Submission, submission.rescore_of)
-        changes = LabelChanges.from_dict(changes_of(deployment, original.phase_id, original.dataset_id))
-        kept = unchanged_counts(store, original.counts_sha256, changes, folder / "original.parquet")
+        changed = changed_since(deployment, original.phase_id, original.dataset_id)
+        kept = unchanged_counts(store, original.counts_sha256, changed, folder / "original.parquet")
     missing = not_predicted(hidden, set() if kept is None else set(kept.frame_ids), upload)
     absent = set(missing)
     frames = [f for f in hidden.frames if f.frame_id not in absent]

@@ -81,7 +81,8 @@ def old_manifest(deployment: Deployment, phase: Phase, folder: Path) -> tuple[di
 
 def rescored_floor(deployment: Deployment, phase: Phase, hidden: HiddenSplit, changes: LabelChanges, folder: Path):
     path = folder / "floor.parquet"
-    reused = unchanged_counts(deployment.store, phase.floor_counts_sha256, changes, folder / "floor-old.parquet")
+    reused = unchanged_counts(deployment.store, phase.floor_counts_sha256, set(changes.changed),
+                              folder / "floor-old.parquet")
     counts = rescore_floor(hidden.benchmark, hidden.frames, reused, path, hidden.split)
     return keep(deployment.store, path), counts
 
@@ -99,7 +100,8 @@ def rescored_baseline(deployment: Deployment, phase: Phase, hidden: HiddenSplit,
         raise SegbenchError(f"phase {phase.name} of {phase.benchmark}: its baseline upload was not kept (the phase was "
                             "added before schema 0003): give it again with --baseline FILE")
     upload = deployment.store.fetch(phase.baseline_upload_sha256, folder / "baseline.zip")
-    reused = unchanged_counts(deployment.store, phase.baseline_counts_sha256, changes, folder / "baseline-old.parquet")
+    reused = unchanged_counts(deployment.store, phase.baseline_counts_sha256, set(changes.changed),
+                              folder / "baseline-old.parquet")
     missing = not_predicted(hidden, set(reused.frame_ids), upload)
     if missing:
         raise SegbenchError(f"--baseline: the phase's baseline upload has no mask for {len(missing)} added frame(s) "

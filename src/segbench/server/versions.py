@@ -69,11 +69,16 @@ def phase_versions(deployment: Deployment, phase: Phase) -> dict[str, DatasetVer
     return out
 
 
-def changes_of(deployment: Deployment, phase_id: int, dataset_id: str) -> dict[str, list[str]]:
-    """What the correction that superseded `dataset_id` changed (LabelChanges.as_dict())."""
+def changed_since(deployment: Deployment, phase_id: int, dataset_id: str) -> set[str]:
+    """The frames whose labels changed in any correction from `dataset_id` to the phase's current
+    dataset (a re-score still pending when the next correction came is moved on to it)."""
     with deployment.sessions() as session:
-        row = session.scalar(select(SupersededDataset).where(SupersededDataset.phase_id == phase_id,
-                                                             SupersededDataset.dataset_id == dataset_id))
-    if row is None:
+        rows = {r.dataset_id: r for r in session.scalars(select(SupersededDataset)
+                                                         .where(SupersededDataset.phase_id == phase_id))}
+    if dataset_id not in rows:
         raise SegbenchError(f"dataset {dataset_id} of phase {phase_id} was never superseded")
-    return json.loads(row.changes)
+    changed: set[str] = set()
+    while dataset_id in rows:
+        changed |= set(json.loads(rows[dataset_id].changes)["changed"])
+        dataset_id = rows[dataset_id].superseded_by
+    return changed
