@@ -173,6 +173,9 @@ def test_one_label_corrected_re_scores_one_frame_per_stored_submission(scenario,
     for method in ("a1", "b1", "a2"):
         copy = scenario.rescore_of(scenario.ids[method])
         assert rows[copy][1] == fresh_counts_sha256(scenario, scenario.uploads[method], copy)
+    for method in ("a3", "b0"):  # made during the re-score, or queued when the data changed: the new data's
+        assert rows[scenario.ids[method]][1] == fresh_counts_sha256(scenario, scenario.uploads[method],
+                                                                    scenario.ids[method])
     # each team's Ladder on the new data in the order the team submitted
     order = {m: rows[scenario.rescore_of(scenario.ids[m])][6] for m in ("a1", "a2", "b1")}
     assert order == {"a1": 0, "a2": 1, "b1": 0}
@@ -192,6 +195,9 @@ def test_one_label_corrected_re_scores_one_frame_per_stored_submission(scenario,
     with urllib.request.urlopen(f"{served.url}/boards/{BENCHMARK}/{PHASE}") as answer:
         text = answer.read().decode()
     assert f"dataset_id <code>{old_id}</code> is superseded by <code>{new_id}</code>" in text
+    with urllib.request.urlopen(f"{served.url}/boards/{BENCHMARK}/{PHASE}?dataset_id={old_id}") as answer:
+        alone = answer.read().decode()
+    assert f"dataset_id <code>{old_id}</code>" in alone and f"dataset_id <code>{new_id}</code> ·" not in alone
 
     again = scenario.rescore(new_manifest, check=False)  # done once: nothing left to do
     assert again.returncode == 1 and "is the one phase test is on already" in again.stderr
