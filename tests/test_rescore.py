@@ -20,10 +20,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 from PIL import Image
-from server_fixtures import (BACKENDS, BENCHMARK, DATA, MANIFEST, PHASE, ROOT, Deployment, make_upload, segbench,
-                             split_frames, stop)
+from server_fixtures import (BACKENDS, BENCHMARK, DATA, MANIFEST, PHASE, PHASES, ROOT, Deployment, make_upload,
+                             segbench, split_frames, stop)
 
 import segbench.stages.scoring as stage_scoring
+from segbench.errors import SegbenchError
 from segbench.io.fileio import sha256_file
 from segbench.protocols.definitions import load_benchmark
 from segbench.server.deployment import connect
@@ -94,13 +95,17 @@ def work_here(monkeypatch) -> list[str]:
     return decoded
 
 
-def fresh_counts_sha256(scenario: Scenario, upload: Path, name: str, frames=None) -> str:
-    """The SHA-256 of the counts a full scoring of `upload` on the data now on disk writes."""
+def fresh_counts_sha256_of(data: Path, upload: Path, name: str, folder: Path) -> str:
+    """The SHA-256 of the counts a full scoring of `upload` on `data` as it is now writes."""
     benchmark = load_benchmark(BENCHMARK)
-    out = scenario.folder / f"fresh-{name}.parquet"
-    score_model(benchmark, frames or frames_of_split(benchmark, scenario.data, "test"), name, "predictions",
-                benchmark.ground_truth, upload, out, "test")
+    out = folder / f"fresh-{name}.parquet"
+    score_model(benchmark, frames_of_split(benchmark, data, "test"), name, "predictions", benchmark.ground_truth,
+                upload, out, "test")
     return sha256_file(out)
+
+
+def fresh_counts_sha256(scenario: Scenario, upload: Path, name: str) -> str:
+    return fresh_counts_sha256_of(scenario.data, upload, name, scenario.folder)
 
 
 @pytest.fixture(scope="module", params=BACKENDS)
@@ -309,3 +314,57 @@ def test_a_frame_removed_and_a_label_corrected_score_the_incomplete_again(scenar
         assert sha256_file(scenario.uploads[method]) == upload_sha
         assert row[1] == fresh_counts_sha256(scenario, scenario.uploads[method], copy)
     assert {e["team"] for e in scenario.board()[1]["groups"][0]["entries"]} == {"alpha", "beta", None}
+
+
+def test_the_baseline_is_re_scored_on_the_changed_frame_and_an_old_phase_is_told_what_to_give(tmp_path):
+    """In this process, without a server: the baseline kept when the phase was added is re-scored,
+    its counts a full scoring's; a phase added before schema 0003 (no manifest nor baseline kept)
+    is told to give the baseline again, and then takes it."""
+    from sqlalchemy import select, update
+
+    from segbench.server import host
+    from segbench.server.models import Phase
+
+    data, manifest = tmp_path / "hidden", tmp_path / "manifest.json"
+    shutil.copytree(DATA, data)
+    shutil.copyfile(MANIFEST, manifest)
+    baseline = make_upload(tmp_path / "baseline.zip", 0.25, data=data, manifest=manifest)
+    phase_entry = PHASES.split("phases:\n", 1)[1]
+    (tmp_path / f"{BENCHMARK}.yaml").write_text(PHASES + phase_entry.replace(f"name: {PHASE}", "name: old"))
+    db = f"sqlite:///{tmp_path / 'server.db'}"
+    host.init(db, str(tmp_path / "store"))
+    for name in ("test", "old"):
+        host.add_phase(db, BENCHMARK, name, data, manifest, baseline, phases=tmp_path / f"{BENCHMARK}.yaml")
+    deployment = connect(db)
+    with deployment.sessions() as session:  # as a phase added before schema 0003 is
+        session.execute(update(Phase).where(Phase.name == "old").values(manifest_sha256=None,
+                                                                        baseline_upload_sha256=None))
+        session.commit()
+    frame = split_frames(manifest)[0][2]
+    label = data / frame["label"]["path"]
+    corrected = np.array(Image.open(label))
+    corrected[-5:] = 2
+    Image.fromarray(corrected).save(label)
+    new_manifest = tmp_path / "corrected.json"
+    segbench("manifest", "--data", str(data), "--out", str(new_manifest))
+
+    done = host.rescore(db, BENCHMARK, "test", new_manifest)
+    assert (done.queued, done.moved, done.changes.changed) == (0, 0, (frame["frame_id"],))
+    with deployment.sessions() as session:
+        phase = session.scalar(select(Phase).where(Phase.name == "test"))
+    assert phase.dataset_id == split_frames(new_manifest)[1] and phase.baseline_upload_sha256 == sha256_file(baseline)
+    assert phase.baseline_counts_sha256 == fresh_counts_sha256_of(data, baseline, "baseline", tmp_path)
+
+    with pytest.raises(SegbenchError, match="phase old of painting-vision: its baseline upload was not kept \\(the "
+                                            "phase was added before schema 0003\\): give it again with --baseline"):
+        host.rescore(db, BENCHMARK, "old", new_manifest)
+    manifest.write_text(new_manifest.read_text())  # the file it was added with, overwritten
+    with pytest.raises(SegbenchError, match=f"{manifest}: the phase's manifest now says dataset "
+                                            f"{split_frames(new_manifest)[1]}, but the phase is on "):
+        host.rescore(db, BENCHMARK, "old", new_manifest, baseline)
+    shutil.copyfile(MANIFEST, manifest)
+    fresh = make_upload(tmp_path / "fresh.zip", 0.5, data=data, manifest=new_manifest)
+    assert host.rescore(db, BENCHMARK, "old", new_manifest, fresh).new_dataset_id == split_frames(new_manifest)[1]
+    with deployment.sessions() as session:
+        old = session.scalar(select(Phase).where(Phase.name == "old"))
+    assert old.baseline_counts_sha256 == fresh_counts_sha256_of(data, fresh, "baseline", tmp_path)
