@@ -313,7 +313,15 @@ def test_a_frame_removed_and_a_label_corrected_score_the_incomplete_again(scenar
         (method, upload_sha) = served.sql("SELECT method, upload_sha256 FROM submissions WHERE id = :i", i=copy)[0]
         assert sha256_file(scenario.uploads[method]) == upload_sha
         assert row[1] == fresh_counts_sha256(scenario, scenario.uploads[method], copy)
-    assert {e["team"] for e in scenario.board()[1]["groups"][0]["entries"]} == {"alpha", "beta", None}
+    public = scenario.board()[1]["groups"]
+    assert {e["team"] for e in public[0]["entries"]} == {"alpha", "beta", None}
+    # the private boards, once revealed, have the same datasets, each ranked alone
+    assert served.api(f"{BOARD}/private-leaderboard?dataset_id={shrunk_id}")[0] == 403
+    segbench("server", "reveal", "--db", served.db, "--benchmark", BENCHMARK, "--phase", PHASE)
+    private = served.api(f"{BOARD}/private-leaderboard")[1]["groups"]
+    assert [(g["dataset_id"], g["superseded_by"], g["part"]) for g in private] == [
+        (g["dataset_id"], g["superseded_by"], "private") for g in public]
+    assert [e["rank"] for e in private[0]["entries"]] == [1, 2, None]
 
 
 def test_the_baseline_is_re_scored_on_the_changed_frame_and_an_old_phase_is_told_what_to_give(tmp_path):
