@@ -140,11 +140,12 @@ def call(url: str, token: str | None = None, body: bytes | None = None, method: 
 
 class Deployment:
     """`segbench server init` in `folder` (SQLite or a fresh PostgreSQL database, local store), the
-    embedded Painting Vision test split as phase `test` (with the `baseline` upload, if given), two
-    teams; then a server, and workers on demand."""
+    embedded Painting Vision test split as phase `test` (or the split of `data` as `manifest` lists
+    it; with the `baseline` upload, if given), two teams; then a server, and workers on demand."""
 
     def __init__(self, folder: Path, server_options: tuple[str, ...] = (), baseline: Path | None = None,
-                 backend: str = "sqlite", phases_file: str = PHASES, phase_names: tuple[str, ...] = (PHASE,)):
+                 backend: str = "sqlite", phases_file: str = PHASES, phase_names: tuple[str, ...] = (PHASE,),
+                 data: Path = DATA, manifest: Path = MANIFEST):
         self.folder, self.backend = folder, backend
         self.db = database_url(backend, folder)
         self.engine = sqlalchemy.create_engine(self.db, poolclass=sqlalchemy.pool.NullPool)
@@ -155,7 +156,7 @@ class Deployment:
         phases.write_text(phases_file)
         for name in phase_names:
             segbench("server", "add-phase", "--db", self.db, "--benchmark", BENCHMARK, "--name", name, "--data",
-                     str(DATA), "--manifest", str(MANIFEST), "--phases", str(phases),
+                     str(data), "--manifest", str(manifest), "--phases", str(phases),
                      *(("--baseline", str(baseline)) if baseline is not None else ()))
         self.tokens = {}
         for team in ("alpha", "beta"):

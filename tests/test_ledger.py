@@ -64,7 +64,7 @@ def test_the_migrations_make_the_tables_the_orm_declares(db):
 
 def test_migrating_twice_changes_nothing(tmp_path):
     engine = engine_for(f"sqlite:///{tmp_path / 'again.db'}")
-    assert migrate(engine) == migrate(engine) == "0003"
+    assert migrate(engine) == migrate(engine) == "0004"
 
 
 def test_the_quota_is_exact_and_a_refusal_inserts_nothing(db):
@@ -194,3 +194,86 @@ def test_a_team_is_found_by_its_token_only_while_not_revoked(db):
         session.execute(update(Team).where(Team.name == "beta").values(revoked=True))
         session.commit()
         assert team_of(session, token) is None
+
+
+def rescore_of(factory, original: Submission, dataset_id: str = "x:2", team_id: int | None = None) -> Submission:
+    """A queued re-score of `original` on `dataset_id`, as server/rescore.py inserts it."""
+    with factory() as session:
+        copy = Submission(id=secrets.token_hex(16), team_id=team_id or original.team_id, phase_id=original.phase_id,
+                          status="queued", method=original.method, description="", upload_sha256=original.upload_sha256,
+                          upload_bytes=1, dataset_id=dataset_id, created_at=original.created_at, attempts=0,
+                          rescore_of=original.id)
+        session.add(copy)
+        session.commit()
+        return copy
+
+
+def test_re_scores_take_no_quota_and_are_no_replay(db):
+    first = accept(db, "e" * 64)
+    for _ in range(3):
+        rescore_of(db, first)
+    accept(db, "e" * 64, method="other")
+    accept(db)  # three accepted (the quota), the re-scores not counted
+    with pytest.raises(ledger.QuotaExhausted):
+        accept(db)
+
+
+def test_an_upload_checked_against_data_corrected_since_is_refused(db):
+    with db() as session:
+        team, stale = team_and_phase(session)
+        session.expunge(stale)  # the intake's view of the phase, before the correction
+        session.execute(update(Phase).values(dataset_id="x:2"))
+        session.commit()
+    with db() as session:
+        with pytest.raises(ledger.DataCorrected, match=r"upload.zip: phase 'test' changed to corrected data \(x:2\) "
+                                                       r"while this upload was checked against x:1; send it again"):
+            ledger.accept(session, team, stale, "f" * 64, 1, "m", "", "v", lambda: None)
+        assert session.scalar(select(func.count()).select_from(Submission)) == 0
+
+
+def test_a_teams_submissions_on_a_dataset_are_claimed_in_order_while_a_re_score_is_pending(db):
+    first, second = accept(db), accept(db)
+    with db() as session:
+        other = session.get(Team, add_team_id(session, "gamma"))
+    copies = [rescore_of(db, first), rescore_of(db, second)]
+    later = accept(db)  # made during the re-score (on the old dataset in this table: another triple)
+    with db() as session:
+        session.execute(update(Submission).where(Submission.id.in_([first.id, second.id, later.id]))
+                        .values(status=SCORED))
+        session.execute(update(Submission).where(Submission.id == later.id).values(dataset_id="x:2", status="queued"))
+        session.commit()
+    gamma = rescore_of(db, second, team_id=other.id)
+    with db() as session:
+        claimed, owner = ledger.claim(session, 60)
+        assert claimed.id == copies[0].id
+        # alpha's second re-score and its later upload wait for the first; gamma's is free
+        assert ledger.claim(session, 60)[0].id == gamma.id
+        assert ledger.claim(session, 60) is None
+        assert ledger.finish(session, copies[0].id, owner, "c" * 64, "{}", "{}")
+        assert ledger.claim(session, 60)[0].id == copies[1].id
+        assert ledger.claim(session, 60) is None
+
+
+def add_team_id(session, name: str) -> int:
+    add_team(session, name)
+    return session.scalar(select(Team.id).where(Team.name == name))
+
+
+def test_the_selection_counts_per_dataset_and_a_superseded_one_is_closed(db):
+    with db() as session:
+        session.execute(update(Phase).values(quota_total=None))
+        session.commit()
+    old = accept(db)
+    with db() as session:
+        session.execute(update(Submission).values(status=SCORED, selected=True))
+        session.execute(update(Phase).values(dataset_id="x:2"))
+        session.commit()
+    copy = rescore_of(db, old)
+    with db() as session:
+        team = session.scalar(select(Team))
+        session.execute(update(Submission).where(Submission.id == copy.id).values(status=SCORED))
+        session.commit()
+        assert ledger.select_for_ranking(session, team, copy.id, True).selected  # the old one's selection not counted
+        with pytest.raises(ledger.PhaseClosed, match=f"submission {old.id} is on dataset x:1, superseded by the "
+                                                     "corrected x:2: select its re-score instead"):
+            ledger.select_for_ranking(session, team, old.id, False)

@@ -371,7 +371,7 @@ def add_server_settings(p: argparse.ArgumentParser) -> None:
 
 def args_server(p: argparse.ArgumentParser) -> None:
     sub = p.add_subparsers(dest="server_command", required=True, metavar="ACTION",
-                           help="what to do: init, add-team, revoke-team, add-phase, reveal, run, worker")
+                           help="what to do: init, add-team, revoke-team, add-phase, reveal, rescore, run, worker")
 
     def action(name: str, text: str) -> argparse.ArgumentParser:
         return sub.add_parser(name, help=text, description=text, formatter_class=Help)
@@ -398,6 +398,16 @@ def args_server(p: argparse.ArgumentParser) -> None:
     add_database(reveal)
     add_benchmark(reveal)
     reveal.add_argument("--phase", required=True, help="the phase's name")
+    rescore = action("rescore", "after a correction of a phase's hidden labels: move the phase to the new data and "
+                                "queue every stored submission's re-score of the changed frames")
+    add_database(rescore)
+    add_benchmark(rescore)
+    rescore.add_argument("--phase", required=True, help="the phase's name")
+    rescore.add_argument("--dataset-manifest", type=input_path, required=True,
+                         help="the corrected data's manifest (`segbench manifest` of the phase's data folder, after "
+                              "`dvc add`), where every worker reads it")
+    rescore.add_argument("--baseline", type=input_path, help="the baseline's upload for the corrected split (default: "
+                                                             "the one the phase was added with, re-scored)")
     run = action("run", "serve the API and the pages (uvicorn)")
     add_database(run)
     run.add_argument("--host", default="127.0.0.1", help="the address to listen on (behind the host's TLS proxy)")

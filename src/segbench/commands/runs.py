@@ -352,6 +352,8 @@ def run_server(step: ModuleType, args: argparse.Namespace) -> None:
     elif args.server_command == "reveal":
         phase = step.reveal(db, args.benchmark, args.phase)
         print(f"phase {phase.name} of {phase.benchmark}: private board revealed at {phase.revealed_at.isoformat()}Z")
+    elif args.server_command == "rescore":
+        print(step.rescore(db, args.benchmark, args.phase, args.dataset_manifest, args.baseline).describe())
     elif args.server_command == "run":
         step.serve(db, args.host, args.port, step.settings_of(vars(args)))
     else:

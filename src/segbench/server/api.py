@@ -15,7 +15,7 @@ from starlette.concurrency import run_in_threadpool
 
 from ..protocols.definitions import load_benchmark
 from .board import board_groups, board_json, scored
-from .models import Phase, Submission
+from .models import Phase, Submission, SupersededDataset
 from .parts import PRIVATE, PUBLIC
 from .web import (ApiError, accept_upload, check_upload_type, deployment_of, find_phase, own_submission, own_submissions,
                   require_host, require_team, select_submission, submission_view)
@@ -77,35 +77,48 @@ def board_phase(request: Request, benchmark: str, phase: str, part: str) -> Phas
 
 
 def phase_board(request: Request, benchmark: str, phase: str, part: str, rendering: str,
-                render: Callable[[list[dict[str, Any]]], Rendered]) -> Rendered:
-    """render(the board's groups), built once per version of what the board shows (board_cache):
-    the submissions are read after the phase row, with their teams in the same query, and the
-    board is built with no database connection held."""
+                render: Callable[[list[dict[str, Any]]], Rendered], dataset_id: str | None = None) -> Rendered:
+    """render(the board's groups; with `dataset_id`, that dataset's group alone: a superseded
+    one's own URL), built once per version of what the board shows (board_cache): the
+    submissions are read after the phase row, with their teams in the same query, and the board
+    is built with no database connection held. A dataset the phase never had, or one with no
+    scored submission: 404 (the first before the cache, which keeps only the phase's datasets)."""
     found = board_phase(request, benchmark, phase, part)
     deployment = deployment_of(request)
+    if dataset_id is not None and dataset_id != found.dataset_id:
+        with deployment.sessions() as session:
+            known = session.scalar(select(SupersededDataset.id).where(SupersededDataset.phase_id == found.id,
+                                                                      SupersededDataset.dataset_id == dataset_id))
+        if known is None:
+            raise ApiError(404, f"phase {phase!r} has no dataset {dataset_id!r}")
 
     def build() -> Rendered:
         with deployment.sessions() as session:
             submissions = scored(session, found)
-        return render(board_groups(deployment, load_benchmark(benchmark), found, submissions, part))
+        groups = board_groups(deployment, load_benchmark(benchmark), found, submissions, part)
+        if dataset_id is not None:
+            groups = [g for g in groups if g["dataset_id"] == dataset_id]
+            if not groups:
+                raise ApiError(404, f"phase {phase!r} has no scored submission on dataset {dataset_id!r}")
+        return render(groups)
 
-    return request.app.state.boards.get(found, (part, rendering), build)
+    return request.app.state.boards.get(found, (part, rendering, dataset_id), build)
 
 
-def board_response(request: Request, benchmark: str, phase: str, part: str) -> Response:
+def board_response(request: Request, benchmark: str, phase: str, part: str, dataset_id: str | None) -> Response:
     body = phase_board(request, benchmark, phase, part, "json", lambda groups: JSONResponse(
-        {"benchmark": benchmark, "phase": phase, **board_json(groups)}).body)
+        {"benchmark": benchmark, "phase": phase, **board_json(groups)}).body, dataset_id)
     return Response(body, media_type="application/json")
 
 
 @router.get("/benchmarks/{benchmark}/phases/{phase}/leaderboard")
-def leaderboard(benchmark: str, phase: str, request: Request) -> Response:
-    return board_response(request, benchmark, phase, PUBLIC)
+def leaderboard(benchmark: str, phase: str, request: Request, dataset_id: str | None = None) -> Response:
+    return board_response(request, benchmark, phase, PUBLIC, dataset_id)
 
 
 @router.get("/benchmarks/{benchmark}/phases/{phase}/private-leaderboard")
-def private_leaderboard(benchmark: str, phase: str, request: Request) -> Response:
-    return board_response(request, benchmark, phase, PRIVATE)
+def private_leaderboard(benchmark: str, phase: str, request: Request, dataset_id: str | None = None) -> Response:
+    return board_response(request, benchmark, phase, PRIVATE, dataset_id)
 
 
 @router.get("/host/submissions")

@@ -28,6 +28,7 @@ from ..stages.text_table import flatten
 from .deployment import Deployment
 from .models import SCORED, Phase, Submission
 from .parts import PRIVATE, PUBLIC, ties, verdict_against_floor
+from .versions import phase_versions
 
 UPLOAD = "upload"  # a row's kind: a team's upload (the floor's is "floor")
 
@@ -125,20 +126,21 @@ def triples(phase: Phase, submissions: Sequence[Submission]) -> list[tuple[str, 
 
 def board_groups(deployment: Deployment, benchmark: Benchmark, phase: Phase, submissions: Sequence[Submission],
                  part: str) -> list[dict[str, Any]]:
-    """The public or the private board's groups (the caller checks the reveal for the private one)."""
-    floor = json.loads(phase.floor_results if part == PUBLIC else phase.floor_private_results)
-    hidden = deployment.hidden(phase)
-    frames = deployment.parts(phase)[part]
+    """The public or the private board's groups (the caller checks the reveal for the private one),
+    one per dataset of the phase (a superseded one with its own frames, units and floor)."""
+    versions = phase_versions(deployment, phase)
     show = part == PRIVATE or phase.show_scores
-    unit_of = hidden.groups
     out = []
     for dataset_id, own in triples(phase, submissions):
+        version = versions[dataset_id]
+        hidden, frames, floor = version.hidden, version.parts[part], json.loads(version.floor_results[part])
+        unit_of = hidden.groups
         group = {"benchmark": benchmark.name, "benchmark_version": benchmark.benchmark_version,
                  "taxonomy_version": benchmark.taxonomy_version, "dataset_id": dataset_id, "split": phase.split,
                  "phase": phase.name, "part": part, "headline": ".".join(benchmark.floor_compare_on),
                  "inference_modes": [], "unit": benchmark.group_key,
                  # the part's independent units: too few of them and no interval is called significant
-                 "units": len({unit_of[f] for f in frames})}
+                 "units": len({unit_of[f] for f in frames}), "superseded_by": version.superseded_by}
         if part == PUBLIC:
             entries = public_bests(own)
             if not show:
@@ -152,8 +154,7 @@ def board_groups(deployment: Deployment, benchmark: Benchmark, phase: Phase, sub
                     deployment.settings.resamples, deployment.settings.seed) if show else (None,) * len(entries)
         rows = [{**row(s, rank), "tied_with_above": tie}
                 for rank, (s, tie) in enumerate(zip(entries, tied), start=1)]
-        if dataset_id == phase.dataset_id:
-            rows.append({**floor_row(group, floor), "rank": None, "tied_with_above": None})
+        rows.append({**floor_row(group, floor), "rank": None, "tied_with_above": None})
         out.append({**group, "rows": rows})
     return out
 
@@ -168,7 +169,8 @@ def board_json(groups_: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """The board as the API serves it: per group its triple and part, and per entry the headline
     (the public board: the released score and its decimals; the private board: the value with its
     interval and the paired differences), the tie flag, the floor verdict and the provenance
-    (every metric stays on the submission's own page)."""
+    (every metric stays on the submission's own page); a superseded dataset's group names the
+    dataset_id that replaced it (`superseded_by`, else null)."""
     out = []
     for group in groups_:
         key = group["headline"]
@@ -186,5 +188,6 @@ def board_json(groups_: Sequence[dict[str, Any]]) -> dict[str, Any]:
                 entry.update({f"vs_{role}": comparison(row, role) for role in COMPARISONS})
                 entry.update({"submitted_at": row["submitted_at"], "provenance": row["provenance"]})
             entries.append(entry)
-        out.append({**{k: group[k] for k in (*IDENTITY, "phase", "part", "headline")}, "entries": entries})
+        out.append({**{k: group[k] for k in (*IDENTITY, "phase", "part", "headline", "superseded_by")},
+                    "entries": entries})
     return {"groups": out}

@@ -17,7 +17,7 @@ from ..steps.dataset_identity import dataset_manifest
 from ..steps.frames import frames_of_split
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class HiddenSplit:
     benchmark: Benchmark
     split: str
@@ -29,8 +29,15 @@ class HiddenSplit:
 
     @property
     def key(self) -> tuple[str, str, str, str, str]:
-        """hidden_split()'s arguments for this split (a hashable name of it, for caches)."""
+        """A hashable name of this split (for caches): hidden_split()'s arguments for the split on
+        disk; for a superseded one (server/versions.py) its manifest is the store's copy."""
         return self.benchmark.name, self.split, str(self.data), str(self.manifest), self.dataset_id
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, HiddenSplit) and other.key == self.key
+
+    def __hash__(self) -> int:
+        return hash(self.key)
 
     @property
     def groups(self) -> dict[str, str]:

@@ -1,5 +1,6 @@
-"""The host's commands (`segbench server init | add-team | revoke-team | add-phase | run | worker`), each a
-function of its arguments; segbench.commands reaches them through its table of subcommands."""
+"""The host's commands (`segbench server init | add-team | revoke-team | add-phase | reveal | rescore | run |
+worker`), each a function of its arguments; segbench.commands reaches them through its table of
+subcommands (`rescore` is server/rescore.py's)."""
 
 from __future__ import annotations
 
@@ -20,10 +21,11 @@ from .hidden import open_hidden
 from .intake import check
 from .launch import SERVING
 from .models import HostToken, Phase, Setting, utcnow
-from .parts import PRIVATE, PUBLIC, part_frames
-from .scoring import as_json, part_document, score_phase_floor, score_upload
+from .parts import part_frames
+from .rescore import rescore  # noqa: F401 (`segbench server rescore`, reached through this module)
+from .scoring import reference_columns, score_phase_floor, score_upload
 from .settings import DEFAULTS, Settings
-from .store import open_store
+from .store import keep, open_store
 
 
 def init(db_url: str, store_url: str) -> tuple[str, str | None]:
@@ -73,21 +75,17 @@ def add_phase(db_url: str, benchmark: str, name: str, data: Path, manifest: Path
     hidden = open_hidden(benchmark, definition.split, data.resolve(), manifest.resolve())
     parts = part_frames(hidden, deployment.secret, definition.private_fraction)
     with tempfile.TemporaryDirectory(prefix="segbench-phase-") as folder:
-        floor_sha, floor_counts = score_phase_floor(deployment.store, hidden, Path(folder))
-        floor_private = None
-        if PRIVATE in parts:
-            floor_private = as_json(part_document(hidden, floor_counts, parts[PRIVATE], "floor", "floor"))
-        baseline_sha = baseline_document = None
+        floor = score_phase_floor(deployment.store, hidden, Path(folder))
+        scored_baseline = baseline_upload = None
         if baseline is not None:
             check(hidden, baseline, str(baseline))
-            baseline_sha, baseline_counts = score_upload(deployment.store, hidden, baseline, "baseline", Path(folder))
-            baseline_document = as_json(part_document(hidden, baseline_counts, parts[PUBLIC], "baseline",
-                                                      "predictions"))
+            scored_baseline = score_upload(deployment.store, hidden, baseline, "baseline", Path(folder))
+            baseline_upload = keep(deployment.store, baseline)  # kept for a later correction's re-score
+    # The manifest is kept too: a correction (`segbench server rescore`) compares the next one with it.
     phase = Phase.of(definition, data_dir=str(hidden.data), manifest_path=str(hidden.manifest),
-                     dataset_id=hidden.dataset_id, floor_counts_sha256=floor_sha,
-                     floor_results=as_json(part_document(hidden, floor_counts, parts[PUBLIC], "floor", "floor")),
-                     floor_private_results=floor_private, baseline_counts_sha256=baseline_sha,
-                     baseline_results=baseline_document)
+                     dataset_id=hidden.dataset_id, manifest_sha256=keep(deployment.store, hidden.manifest),
+                     baseline_upload_sha256=baseline_upload,
+                     **reference_columns(hidden, parts, floor, scored_baseline))
     with deployment.sessions() as session:
         session.add(phase)
         try:

@@ -13,7 +13,11 @@ transaction, claimed by a worker under a lease, finished only by the lease's hol
   then decides the Ladder against the team's released best in the same transaction, so a team's
   results are laddered one after the other in the order they are written (`ladder_position`).
 - select: a team's choice for the private ranking, under the team's lock, at most the phase's
-  `selection`, only before the phase's end and its reveal.
+  `selection` per dataset, only before the phase's end and its reveal, never on a superseded dataset.
+- re-scores (server/rescore.py) are submissions of their own on the corrected dataset, with the
+  original's submission time: they take no quota and are no replay; a team's submissions on a
+  dataset are claimed one after the other while one of its re-scores is pending there, in the
+  order they were submitted, so its Ladder decides them in that order whatever the workers do.
 """
 
 from __future__ import annotations
@@ -23,12 +27,12 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import func, or_, select, update
-from sqlalchemy.orm import Session, joinedload
+from sqlalchemy import and_, exists, func, or_, select, update
+from sqlalchemy.orm import Session, aliased, joinedload
 
 from ..errors import SegbenchError
 from . import board_cache
-from .models import FAILED, QUEUED, SCORED, SCORING, Phase, Submission, Team, aware, utcnow
+from .models import FAILED, INCOMPLETE, QUEUED, SCORED, SCORING, Phase, Submission, Team, aware, utcnow
 
 
 class QuotaExhausted(SegbenchError):
@@ -51,6 +55,10 @@ class Replayed(SegbenchError):
     """The team sent these bytes, under this method name, to this phase within the replay window."""
 
 
+class DataCorrected(SegbenchError):
+    """The phase's hidden data was corrected while the upload was checked against the earlier data."""
+
+
 # A request replayed (by an attacker who captured it, or a client retrying blindly) carries the
 # same bytes and method: within this window it is refused and names the submission it repeats.
 REPLAY_WINDOW = timedelta(hours=1)
@@ -65,14 +73,15 @@ def refusal(session: Session, team: Team, phase: Phase, now: datetime, upload_sh
         return PhaseClosed(f"phase '{phase.name}' is closed (open from {definition.start} until {definition.end})")
     repeated = session.scalar(select(Submission.id).where(
         Submission.team_id == team.id, Submission.phase_id == phase.id, Submission.upload_sha256 == upload_sha256,
-        Submission.method == method, Submission.created_at >= now - REPLAY_WINDOW).limit(1))
+        Submission.method == method, Submission.created_at >= now - REPLAY_WINDOW, Submission.rescore_of.is_(None))
+        .limit(1))
     if repeated is not None:
         return Replayed(f"upload.zip: the same upload (SHA-256 {upload_sha256}) under the same method was accepted "
                         f"as submission {repeated} less than {REPLAY_WINDOW} ago; a replay is not accepted again")
 
     def accepted_since(since: datetime | None) -> int:
         query = select(func.count()).select_from(Submission).where(
-            Submission.team_id == team.id, Submission.phase_id == phase.id)
+            Submission.team_id == team.id, Submission.phase_id == phase.id, Submission.rescore_of.is_(None))
         if since is not None:
             query = query.where(Submission.created_at >= since)
         return session.scalar(query)
@@ -93,7 +102,13 @@ def accept(session: Session, team: Team, phase: Phase, upload_sha256: str, uploa
     transaction that then fails is only an unreferenced object, never a visible submission)."""
     now = utcnow()
     session.execute(update(Team).where(Team.id == team.id).values(last_upload_at=now))  # the team's lock
+    # The phase's row shared-locked (PostgreSQL; SQLite has one writer): a correction's switch to
+    # new data waits for this transaction, or has committed and this upload was checked too early.
+    current = session.scalar(select(Phase.dataset_id).where(Phase.id == phase.id).with_for_update(read=True))
     refused = refusal(session, team, phase, now, upload_sha256, method)
+    if current != phase.dataset_id:
+        refused = DataCorrected(f"upload.zip: phase '{phase.name}' changed to corrected data ({current}) while this "
+                                f"upload was checked against {phase.dataset_id}; send it again")
     if refused is not None:
         session.rollback()
         raise refused
@@ -108,7 +123,15 @@ def accept(session: Session, team: Team, phase: Phase, upload_sha256: str, uploa
 
 
 def claimable(now: datetime):
-    return or_(Submission.status == QUEUED, (Submission.status == SCORING) & (Submission.lease_expires < now))
+    pending = aliased(Submission)
+    earlier_rescore = exists().where(
+        pending.team_id == Submission.team_id, pending.phase_id == Submission.phase_id,
+        pending.dataset_id == Submission.dataset_id, pending.rescore_of.is_not(None),
+        pending.status.in_((QUEUED, SCORING)),
+        or_(pending.created_at < Submission.created_at,
+            and_(pending.created_at == Submission.created_at, pending.id < Submission.id)))
+    return and_(or_(Submission.status == QUEUED, (Submission.status == SCORING) & (Submission.lease_expires < now)),
+                ~earlier_rescore)
 
 
 def claim(session: Session, lease_seconds: float) -> tuple[Submission, str] | None:
@@ -172,6 +195,20 @@ def finish(session: Session, submission_id: str, owner: str, counts_sha256: str,
     return True
 
 
+def incomplete(session: Session, submission_id: str, owner: str, counts_sha256: str, not_predicted: str,
+               error: str) -> bool:
+    """Record a re-score whose upload has no mask for frames added since (JSON list `not_predicted`):
+    its counts of the frames it has are kept, it is ranked on no board of the new data."""
+    done = session.execute(update(Submission).where(Submission.id == submission_id, Submission.lease_owner == owner,
+                                                    Submission.status == SCORING)
+                           .values(status=INCOMPLETE, counts_sha256=counts_sha256, not_predicted=not_predicted,
+                                   error=error, scored_at=utcnow(), lease_expires=None))
+    if done.rowcount == 1:
+        board_cache.changed(session, *session.scalars(select(Submission.phase_id).where(Submission.id == submission_id)))
+    session.commit()
+    return done.rowcount == 1
+
+
 def fail(session: Session, submission_id: str, owner: str, error: str) -> bool:
     done = session.execute(update(Submission).where(Submission.id == submission_id, Submission.lease_owner == owner,
                                                     Submission.status == SCORING)
@@ -194,11 +231,15 @@ def select_for_ranking(session: Session, team: Team, submission_id: str, chosen:
         refused = PhaseClosed(f"phase '{submission.phase.name}' is revealed: its selection is closed")
     elif submission.phase.closes_at is not None and now >= submission.phase.closes_at:
         refused = PhaseClosed(f"phase '{submission.phase.name}' has ended: its selection is closed")
+    elif submission.dataset_id != submission.phase.dataset_id:
+        refused = PhaseClosed(f"submission {submission_id} is on dataset {submission.dataset_id}, superseded by the "
+                              f"corrected {submission.phase.dataset_id}: select its re-score instead")
     elif submission.status != SCORED:
         refused = SelectionRefused(f"submission {submission_id} is {submission.status}: only a scored one is selected")
     elif chosen and not submission.selected:
         selected = session.scalar(select(func.count()).select_from(Submission).where(
-            Submission.team_id == team.id, Submission.phase_id == submission.phase_id, Submission.selected))
+            Submission.team_id == team.id, Submission.phase_id == submission.phase_id,
+            Submission.dataset_id == submission.dataset_id, Submission.selected))
         if selected >= submission.phase.selection:
             refused = SelectionRefused(f"selection: at most {submission.phase.selection} submission(s) of phase "
                                        f"'{submission.phase.name}', all chosen; unselect one first")

@@ -13,9 +13,10 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 from ..core.phase import Phase as PhaseDefinition
 
 # A submission's life: accepted as QUEUED; a worker's claim makes it SCORING (with a lease); the
-# result makes it SCORED, a refusal by the scorer FAILED.
-QUEUED, SCORING, SCORED, FAILED = "queued", "scoring", "scored", "failed"
-STATUSES = (QUEUED, SCORING, SCORED, FAILED)
+# result makes it SCORED, a refusal by the scorer FAILED. A re-score (server/rescore.py) of an upload
+# that has no mask for a frame added to the split since makes it INCOMPLETE for the new data.
+QUEUED, SCORING, SCORED, FAILED, INCOMPLETE = "queued", "scoring", "scored", "failed", "incomplete"
+STATUSES = (QUEUED, SCORING, SCORED, FAILED, INCOMPLETE)
 
 
 def utcnow() -> datetime:
@@ -81,6 +82,10 @@ class Phase(Base):
     # The host's baseline upload, scored when the phase is added (None: no baseline).
     baseline_counts_sha256: Mapped[str | None] = mapped_column(String(64), nullable=True)
     baseline_results: Mapped[str | None] = mapped_column(Text, nullable=True)  # on the public part
+    # The manifest and the baseline upload as they were added, kept in the store for a later
+    # correction of the labels (None: added before schema 0004, or no baseline).
+    manifest_sha256: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    baseline_upload_sha256: Mapped[str | None] = mapped_column(String(64), nullable=True)
     opens_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
     closes_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
     quota_per_day: Mapped[int | None] = mapped_column(Integer, nullable=True)
@@ -144,9 +149,36 @@ class Submission(Base):
     error: Mapped[str | None] = mapped_column(Text, nullable=True)
     scored_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
     code_version: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    # A re-score after a label correction is a submission of its own on the new dataset_id: the
+    # same upload, team, method and submission time as the submission it re-scores (`rescore_of`),
+    # its counts those of the original but for the frames whose labels changed or were added.
+    rescore_of: Mapped[str | None] = mapped_column(ForeignKey("submissions.id"), nullable=True, index=True)
+    # JSON list: the frames of the split that the upload has no mask for (status INCOMPLETE).
+    not_predicted: Mapped[str | None] = mapped_column(Text, nullable=True)
 
     team: Mapped[Team] = relationship()
     phase: Mapped[Phase] = relationship()
+
+
+class SupersededDataset(Base):
+    """A phase's earlier hidden data, replaced by a label correction (`segbench server rescore`):
+    what its board still needs (its manifest in the store, its floor's and baseline's numbers),
+    what the correction changed and when, and the dataset_id that replaced it."""
+
+    __tablename__ = "superseded_datasets"
+    __table_args__ = (UniqueConstraint("phase_id", "dataset_id"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    phase_id: Mapped[int] = mapped_column(ForeignKey("phases.id"), index=True)
+    dataset_id: Mapped[str] = mapped_column(String(128))
+    manifest_sha256: Mapped[str] = mapped_column(String(64))
+    floor_counts_sha256: Mapped[str] = mapped_column(String(64))
+    floor_results: Mapped[str] = mapped_column(Text)
+    floor_private_results: Mapped[str | None] = mapped_column(Text, nullable=True)
+    baseline_counts_sha256: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    baseline_results: Mapped[str | None] = mapped_column(Text, nullable=True)
+    changes: Mapped[str] = mapped_column(Text)  # JSON: core.label_changes.LabelChanges.as_dict()
+    superseded_by: Mapped[str] = mapped_column(String(128))
+    superseded_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
 
 
 class BrowserSession(Base):

@@ -9,6 +9,7 @@ import json
 from collections.abc import Sequence
 from html import escape
 from string import Template
+from urllib.parse import quote
 from typing import Any
 
 from ..stages.results_page import STYLE, group_sections, page
@@ -99,7 +100,8 @@ def submission_page(view: dict[str, Any], team: str, csrf: str) -> str:
              ("method", view["method"]), ("description", view["description"]), ("submitted", view["submitted_at"]),
              ("scored", view["scored_at"]), ("dataset_id", view["dataset_id"]), ("upload SHA-256", view["upload_sha256"]),
              ("server code", view["code_version"]), ("error", view["error"]),
-             ("selected", "yes" if view["selected"] else None)]
+             ("selected", "yes" if view["selected"] else None), ("re-score of", view["rescore_of"]),
+             ("not predicted", None if view["not_predicted"] is None else ", ".join(view["not_predicted"]))]
     if ladder is not None:
         facts += [("public score", released_text(ladder["public_score"], ladder["decimals"])), ("board", ladder["note"])]
     body = "<table class=\"detail\"><tbody>" + "".join(
@@ -131,8 +133,18 @@ def shown(group: dict[str, Any]) -> dict[str, Any]:
     return {**group, "rows": rows}
 
 
+def superseded_note(group: dict[str, Any]) -> str:
+    """What a superseded dataset's group says above the boards: its entries were scored on labels
+    since corrected, and the group of the current data is ranked apart (its own URL)."""
+    old, new = escape(group["dataset_id"]), escape(group["superseded_by"])
+    return (f'<p class="meta flag-no">dataset_id <code>{old}</code> is superseded by <code>{new}</code> (the hidden '
+            f'labels were corrected): its entries stay as they were scored, never ranked with the current ones; '
+            f'<a href="?dataset_id={quote(group["dataset_id"])}">its board alone</a></p>')
+
+
 def board_page(benchmark: str, phase: str, groups: Sequence[dict[str, Any]], part: str) -> str:
-    parts = group_sections([shown(g) for g in groups])
+    parts = [superseded_note(g) for g in groups if g.get("superseded_by")]
+    parts += group_sections([shown(g) for g in groups])
     rows = "".join(f'<tr><td>{escape(r["model"])}</td><td>{escape(r["method"])}</td>'
                    f'<td>{"tied" if r["tied_with_above"] else ""}</td><td>{escape(r["submitted_at"])}</td>'
                    f'<td><code>{escape(r["provenance"]["dataset_id"])}</code></td>'

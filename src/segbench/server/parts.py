@@ -14,7 +14,7 @@ from ..core.headline import PairedDifference, UnitData, headline_data
 from ..core.public_private import divide_frames
 from ..core.significance import floor_verdict, tied
 from ..records.countsio import read_counts
-from .hidden import HiddenSplit, hidden_split
+from .hidden import HiddenSplit
 from .store import Store
 
 PUBLIC, PRIVATE = "public", "private"
@@ -31,14 +31,13 @@ def part_frames(hidden: HiddenSplit, secret: bytes, fraction: float) -> dict[str
 
 def stored_headline(store: Store, hidden: HiddenSplit, counts_sha256: str, frames: tuple[str, ...]) -> UnitData:
     """The headline data of a submission's stored counts over `frames`."""
-    return cached_headline(store, hidden.key, counts_sha256, frames)
+    return cached_headline(store, hidden, counts_sha256, frames)
 
 
 @lru_cache(maxsize=4096)
-def cached_headline(store: Store, hidden_key: tuple[str, ...], counts_sha256: str, frames: tuple[str, ...]) -> UnitData:
-    """stored_headline's cache (counts are immutable under their SHA-256, so it never goes stale);
-    the hidden split by its key, as hidden_split() keeps it once per process."""
-    hidden = hidden_split(*hidden_key)
+def cached_headline(store: Store, hidden: HiddenSplit, counts_sha256: str, frames: tuple[str, ...]) -> UnitData:
+    """stored_headline's cache (counts are immutable under their SHA-256, so it never goes stale;
+    a split is keyed by its name, HiddenSplit.key, whether on disk or superseded)."""
     with tempfile.TemporaryDirectory(prefix="segbench-counts-") as folder:
         counts, _ = read_counts(store.fetch(counts_sha256, Path(folder) / "counts.parquet"))
     return headline_data(hidden.benchmark, counts, hidden.benchmark.ground_truth, hidden.groups, frames)
@@ -59,12 +58,12 @@ def ties(store: Store, hidden: HiddenSplit, counts_sha256s: tuple[str, ...], fra
     over one part's frames: whether each is tied with the entry above. Each pair is decided once
     per process (a new entry moves only the pairs around it)."""
     pairs = zip(counts_sha256s, counts_sha256s[1:])
-    return (False,) * bool(counts_sha256s) + tuple(cached_tie(store, hidden.key, above, entry, frames, resamples, seed)
+    return (False,) * bool(counts_sha256s) + tuple(cached_tie(store, hidden, above, entry, frames, resamples, seed)
                                                    for above, entry in pairs)
 
 
 @lru_cache(maxsize=16384)
-def cached_tie(store: Store, hidden_key: tuple[str, ...], above: str, entry: str, frames: tuple[str, ...],
-               resamples: int, seed: int) -> bool:
-    return tied(cached_headline(store, hidden_key, above, frames), cached_headline(store, hidden_key, entry, frames),
+def cached_tie(store: Store, hidden: HiddenSplit, above: str, entry: str, frames: tuple[str, ...], resamples: int,
+               seed: int) -> bool:
+    return tied(cached_headline(store, hidden, above, frames), cached_headline(store, hidden, entry, frames),
                 resamples, seed)

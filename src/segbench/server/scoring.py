@@ -8,41 +8,55 @@ and the baseline are scored once, when the host adds the phase."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from ..core.bootstrap import Subject, bootstrap
 from ..core.confusion import FrameCounts
-from ..io.fileio import sha256_file
+from ..datasets.base import Frame
 from ..records.countsio import read_counts
 from ..steps.metrics import document
 from ..steps.scoring import score_floor, score_model
 from .hidden import HiddenSplit
 from .models import Phase
 from .settings import Settings
-from .store import Store
+from .store import Store, keep
 
 FLOOR, BASELINE = "floor", "baseline"
 
 
-def store_counts(store: Store, path: Path) -> str:
-    sha = sha256_file(path)
-    store.put(path, sha)
-    return sha
-
-
-def score_upload(store: Store, hidden: HiddenSplit, upload: Path, name: str, folder: Path) -> tuple[str, FrameCounts]:
-    """(stored counts' SHA-256, counts) of an upload in the ground truth's space."""
+def score_upload(store: Store, hidden: HiddenSplit, upload: Path, name: str, folder: Path,
+                 frames: Sequence[Frame] | None = None) -> tuple[str, FrameCounts]:
+    """(stored counts' SHA-256, counts) of an upload in the ground truth's space, on the split's
+    frames (or on `frames` of it)."""
     benchmark, space = hidden.benchmark, hidden.benchmark.ground_truth
     path = folder / f"{name}.parquet"
-    counts = score_model(benchmark, hidden.frames, name, "predictions", space, upload, path, hidden.split)
-    return store_counts(store, path), counts
+    counts = score_model(benchmark, hidden.frames if frames is None else frames, name, "predictions", space, upload,
+                         path, hidden.split)
+    return keep(store, path), counts
 
 
 def score_phase_floor(store: Store, hidden: HiddenSplit, folder: Path) -> tuple[str, FrameCounts]:
     path = folder / "floor.parquet"
     counts = score_floor(hidden.benchmark, hidden.frames, path, hidden.split)
-    return store_counts(store, path), counts
+    return keep(store, path), counts
+
+
+def reference_columns(hidden: HiddenSplit, parts: dict[str, tuple[str, ...]], floor: tuple[str, FrameCounts],
+                      baseline: tuple[str, FrameCounts] | None) -> dict[str, Any]:
+    """A phase's columns of its floor and baseline ((stored counts' SHA-256, counts) each): the
+    floor's metrics on each part, the baseline's on the public one."""
+    (floor_sha, floor_counts), private = floor, parts.get("private")
+    columns = {"floor_counts_sha256": floor_sha,
+               "floor_results": as_json(part_document(hidden, floor_counts, parts["public"], FLOOR, FLOOR)),
+               "floor_private_results": None if private is None else as_json(
+                   part_document(hidden, floor_counts, private, FLOOR, FLOOR)),
+               "baseline_counts_sha256": None, "baseline_results": None}
+    if baseline is not None:
+        columns.update(baseline_counts_sha256=baseline[0], baseline_results=as_json(
+            part_document(hidden, baseline[1], parts["public"], BASELINE, "predictions")))
+    return columns
 
 
 def part_document(hidden: HiddenSplit, counts: FrameCounts, frames: tuple[str, ...], name: str,

@@ -116,6 +116,13 @@ class S3Store:
         return checked(destination, sha256, self.url)
 
 
+def keep(store: Store, path: Path) -> str:
+    """Put the file in the store under its SHA-256; returns the digest."""
+    sha = sha256_file(path)
+    store.put(path, sha)
+    return sha
+
+
 def open_store(url: str) -> Store:
     """A store from its URL: s3://BUCKET[/PREFIX], or a local folder (made if missing)."""
     if url.startswith("s3://"):

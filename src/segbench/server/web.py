@@ -167,7 +167,8 @@ def submission_view(submission: Submission) -> dict[str, Any]:
         "scored_at": None if submission.scored_at is None else submission.scored_at.isoformat() + "Z",
         "dataset_id": submission.dataset_id, "upload_sha256": submission.upload_sha256,
         "upload_bytes": submission.upload_bytes, "code_version": submission.code_version, "error": submission.error,
-        "selected": submission.selected,
+        "selected": submission.selected, "rescore_of": submission.rescore_of,
+        "not_predicted": None if submission.not_predicted is None else json.loads(submission.not_predicted),
     }
     if submission.results is None:
         return view
@@ -221,6 +222,6 @@ def error_status(exc: SegbenchError) -> int:
         return 403
     if isinstance(exc, ledger.NoSuchSubmission):
         return 404
-    if isinstance(exc, (ledger.SelectionRefused, ledger.Replayed)):
+    if isinstance(exc, (ledger.SelectionRefused, ledger.Replayed, ledger.DataCorrected)):
         return 409
     return 400

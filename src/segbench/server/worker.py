@@ -26,7 +26,8 @@ from .hidden import HiddenSplit
 from .intake import UPLOAD_NAME
 from .models import Submission
 from .parts import PRIVATE, PUBLIC, stored_headline
-from .scoring import as_json, part_document, part_uncertainty, references, score_upload
+from .recount import NotPredicted, recount
+from .scoring import as_json, part_document, part_uncertainty, references
 
 # Where each part's metrics and bootstrap are written.
 COLUMNS = {PUBLIC: ("results", "uncertainty"), PRIVATE: ("private_results", "private_uncertainty")}
@@ -39,10 +40,10 @@ HIDDEN_DATA_PROBLEM = ("the server could not score this upload against its hidde
 def score_submission(deployment: Deployment, hidden: HiddenSplit, submission: Submission,
                      folder: Path) -> tuple[dict[str, Any], UnitData]:
     """(the result's columns: stored counts' SHA-256, each part's metrics and bootstrap documents;
-    the public part's headline data, for the Ladder) of a submission's upload, scored once."""
+    the public part's headline data, for the Ladder) of a submission's upload, scored once (a
+    re-score: only its changed frames, server/recount.py)."""
     store = deployment.store
-    upload = store.fetch(submission.upload_sha256, folder / UPLOAD_NAME)
-    counts_sha, counts = score_upload(store, hidden, upload, submission.id, folder)
+    counts_sha, counts = recount(deployment, hidden, submission, folder)
     others = references(store, hidden, submission.phase, folder)
     result: dict[str, Any] = {"counts_sha256": counts_sha}
     for part, frames in deployment.parts(submission.phase).items():
@@ -115,6 +116,10 @@ def work_once(deployment: Deployment) -> str | None:
     with tempfile.TemporaryDirectory(prefix="segbench-worker-") as folder, Heartbeat(deployment, submission.id, owner):
         try:
             result, public = score_submission(deployment, hidden, submission, Path(folder))
+        except NotPredicted as exc:
+            with deployment.sessions() as session:
+                ledger.incomplete(session, submission.id, owner, exc.counts_sha256, exc.frames_json, str(exc))
+            return submission.id
         except SegbenchError as exc:
             print(f"segbench worker: submission {submission.id}: {exc}", file=sys.stderr)
             with deployment.sessions() as session:

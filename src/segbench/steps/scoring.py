@@ -34,6 +34,42 @@ def score_model(benchmark: Benchmark, frames: Sequence[Frame], name: str, kind: 
     return _write(benchmark, counts, model, space, out, split, dataset_id)
 
 
+def rescore_model(benchmark: Benchmark, frames: Sequence[Frame], kept: FrameCounts, name: str, kind: str,
+                  space: LabelSpace, predictions: Path, out: Path, split: str) -> FrameCounts:
+    """Per-frame counts of `frames` (in that order) as score_model writes them, the frames `kept`
+    holds taken from it as they are and only the others' masks decoded from `predictions` (after a
+    label correction: the frames whose labels changed or were added). `kept` must hold no frame
+    whose label changed; each of its frames not in `frames` is dropped."""
+    require_labels(frames, "scoring")
+    fresh, reused = recounted(frames, kept)
+    decoded = score_predictions(fresh, predictions, benchmark.ground_truth, space, benchmark.evaluation_size,
+                                band_plan(benchmark, space))
+    counts = FrameCounts.merge([kept.subset(reused), decoded]).subset([f.frame_id for f in frames])
+    model = {"name": name, "kind": kind, "checkpoint_sha256": None}
+    return _write(benchmark, counts, model, space, out, split, None)
+
+
+def rescore_floor(benchmark: Benchmark, frames: Sequence[Frame], kept: FrameCounts, out: Path,
+                  split: str) -> FrameCounts:
+    """The floor's counts of `frames` as score_floor writes them, those `kept` holds reused and
+    only the others' labels read (rescore_model's rule)."""
+    require_labels(frames, "scoring")
+    fresh, reused = recounted(frames, kept)
+    space = benchmark.ground_truth
+    decoded = score_constant(fresh, benchmark.floor_class, space, benchmark.evaluation_size,
+                             band_plan(benchmark, space))
+    counts = FrameCounts.merge([kept.subset(reused), decoded]).subset([f.frame_id for f in frames])
+    return _write(benchmark, counts, {"name": "floor", "kind": "floor", "checkpoint_sha256": None}, space, out, split,
+                  None)
+
+
+def recounted(frames: Sequence[Frame], kept: FrameCounts) -> tuple[list[Frame], list[str]]:
+    """(the frames to count again: those `kept` lacks; the frame ids to take from `kept`)."""
+    held = set(kept.frame_ids)
+    wanted = {f.frame_id for f in frames}
+    return [f for f in frames if f.frame_id not in held], [f for f in kept.frame_ids if f in wanted]
+
+
 def score_floor(benchmark: Benchmark, frames: Sequence[Frame], out: Path, split: str,
                 dataset_id: str | None = None, progress: bool = False) -> FrameCounts:
     """Per-frame counts of the floor: the benchmark's floor class everywhere, from the ground truth
