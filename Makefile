@@ -1,6 +1,7 @@
 # The two commands of the README:
 #   make run    set-up, then the whole embedded default through the workflow (snakemake)
-#   make test   set-up, then the test suite (format, lint, pytest incl. end-to-end workflow runs)
+#   make test   set-up, then the test suite (format, lint, pytest incl. end-to-end workflow runs, in two
+#               processes: docs/testing.md)
 # and the hosted evaluation on the embedded default (docs/server.md):
 #   make serve  set-up, then a server and a worker on 127.0.0.1:$(PORT), state under $(SERVER_DIR)
 PYTHON ?= python3
@@ -51,7 +52,7 @@ browser:
 test: setup browser
 	$(BIN)/snakefmt --check Snakefile workflow/rules
 	$(BIN)/snakemake --lint
-	SEGBENCH_REQUIRE_CHROMIUM=1 $(BIN)/pytest -q
+	SEGBENCH_REQUIRE_CHROMIUM=1 $(BIN)/pytest -q -n 2 --dist loadgroup
 
 clean:
 	rm -rf results build .snakemake submission*.json

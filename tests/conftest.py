@@ -3,6 +3,8 @@ embedded default and the one run of the narrow configuration; the tiers' markers
 
 from __future__ import annotations
 
+import fcntl
+import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -87,24 +89,53 @@ class WorkflowRun:
         return target
 
 
+def shared_folder(tmp_path_factory) -> Path:
+    """The folder every pytest process of this session shares: the base temporary folder, or,
+    under pytest-xdist (`-n`), the one its workers' folders are made in."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
 def workflow_run(tmp_path_factory, name: str, config: Path | None = None) -> WorkflowRun:
     """A fresh copy of the repository (`config` as its config/config.yaml, when given) after
-    `snakemake --cores 2` (the default target, plots included), and its snapshot."""
+    `snakemake --cores 2` (the default target, plots included), and its snapshot. Made once per
+    session: under pytest-xdist the first worker to ask makes it, holding a lock, and the others
+    wait for it and read the same copy; a failure is recorded and given to every one that asks."""
+    shared = shared_folder(tmp_path_factory)
+    run_folder, snapshot = shared / name, shared / f"{name}-snapshot"
+    outcome = shared / f"{name}.outcome"
+    with open(shared / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file is closed, or its process dies
+        if not outcome.exists():
+            try:
+                build_run(run_folder, snapshot, config)
+            except BaseException as error:
+                outcome.write_text(f"the shared run {name!r} failed:\n{error}")
+                raise
+            outcome.write_text("")
+    if outcome.read_text():
+        pytest.fail(outcome.read_text(), pytrace=False)
+    return WorkflowRun(run_folder, snapshot)
+
+
+def build_run(repo: Path, snapshot: Path, config: Path | None) -> None:
+    """The run of workflow_run at `repo`, its snapshot at `snapshot`."""
     from workflow_helpers import run, tracked_copy, use_config
 
-    repo = tracked_copy(tmp_path_factory.mktemp(name))
+    shutil.rmtree(repo, ignore_errors=True)  # what a killed worker left
+    shutil.rmtree(snapshot, ignore_errors=True)
+    repo.mkdir()
+    tracked_copy(repo)
     if config is not None:
         use_config(repo, config)
     assert not (repo / "data").exists()  # restored by the workflow's pull rule, from the in-repo remote
     run(repo, "snakemake", "--cores", "2")
-    snapshot = tmp_path_factory.mktemp(f"{name}-snapshot")
     results = repo / "results"
     kept = [p for p in results.glob("leaderboard.*")] + list(results.rglob("submission.json")) + [repo / "metrics.json"]
     for path in kept:
         target = snapshot / path.relative_to(repo)
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(path, target)
-    return WorkflowRun(repo, snapshot)
 
 
 @pytest.fixture(scope="session")
@@ -123,13 +154,28 @@ def narrow_run(tmp_path_factory) -> WorkflowRun:
     return workflow_run(tmp_path_factory, "narrow", NARROW_CONFIG)
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups (`--dist loadgroup`)
 def pytest_collection_modifyitems(items) -> None:
     """The tiers (docs/testing.md): a test that reads a workflow run (or whose module is marked
     `workflow`) is `workflow`, every other one `unit`; `cluster` (a real SLURM cluster) is marked
-    by its module and is a workflow test too."""
+    by its module and is a workflow test too.
+
+    Under pytest-xdist (`make test`: `-n 2 --dist loadgroup`) a module runs whole, in order, in one
+    worker (its module fixtures made once; test_workflow.py's tests go on changing one copy), and
+    every module with a PostgreSQL test in one worker ("postgresql"): they share the test
+    cluster, which one of them restarts. The workflow modules are sent first: they take longest."""
     for item in items:
         reads_a_run = {"embedded_run", "narrow_run"} & set(getattr(item, "fixturenames", ()))
         if item.get_closest_marker("workflow") is None and (reads_a_run or item.get_closest_marker("cluster")):
             item.add_marker(pytest.mark.workflow)
         if item.get_closest_marker("workflow") is None:
             item.add_marker(pytest.mark.unit)
+    modules: dict[str, list] = {}
+    for item in items:
+        modules.setdefault(item.nodeid.split("::")[0], []).append(item)
+    for name, members in modules.items():
+        group = "postgresql" if any("postgresql" in item.nodeid for item in members) else name
+        for item in members:
+            item.add_marker(pytest.mark.xdist_group(group))
+    workflow_first = sorted(modules.values(), key=lambda members: all(i.get_closest_marker("workflow") is None for i in members))
+    items[:] = [item for members in workflow_first for item in members]
