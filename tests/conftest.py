@@ -154,16 +154,11 @@ def narrow_run(tmp_path_factory) -> WorkflowRun:
     return workflow_run(tmp_path_factory, "narrow", NARROW_CONFIG)
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups (`--dist loadgroup`)
 def pytest_collection_modifyitems(items) -> None:
     """The tiers (docs/testing.md): a test that reads a workflow run (or whose module is marked
     `workflow`) is `workflow`, every other one `unit`; `cluster` (a real SLURM cluster) is marked
-    by its module and is a workflow test too.
-
-    Under pytest-xdist (`make test`: `-n 2 --dist loadgroup`) a module runs whole, in order, in one
-    worker (its module fixtures made once; test_workflow.py's tests go on changing one copy), and
-    every module with a PostgreSQL test in one worker ("postgresql"): they share the test
-    cluster, which one of them restarts. The workflow modules are sent first: they take longest."""
+    by its module and is a workflow test too. The modules that run or read a workflow run come
+    first (whole, in their order): they take longest, and pytest-xdist sends them out first."""
     for item in items:
         reads_a_run = {"embedded_run", "narrow_run"} & set(getattr(item, "fixturenames", ()))
         if item.get_closest_marker("workflow") is None and (reads_a_run or item.get_closest_marker("cluster")):
@@ -172,10 +167,28 @@ def pytest_collection_modifyitems(items) -> None:
             item.add_marker(pytest.mark.unit)
     modules: dict[str, list] = {}
     for item in items:
-        modules.setdefault(item.nodeid.split("::")[0], []).append(item)
-    for name, members in modules.items():
-        group = "postgresql" if any("postgresql" in item.nodeid for item in members) else name
-        for item in members:
-            item.add_marker(pytest.mark.xdist_group(group))
+        modules.setdefault(module_of(item.nodeid), []).append(item)
     workflow_first = sorted(modules.values(), key=lambda members: all(i.get_closest_marker("workflow") is None for i in members))
     items[:] = [item for members in workflow_first for item in members]
+
+
+def module_of(nodeid: str) -> str:
+    return nodeid.split("::", 1)[0]
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """Under pytest-xdist (`make test`: `-n 2`): a module runs whole, in order, in one worker (its
+    module fixtures made once; test_workflow.py's tests go on changing one copy), and every module
+    with a PostgreSQL test in one worker: they share the test cluster, which one of them
+    restarts. Modules are sent in collection order (the workflow modules first)."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ModuleScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            if not hasattr(self, "postgresql_modules"):
+                self.postgresql_modules = {module_of(n) for n in self.collection if "postgresql" in n}
+            module = module_of(nodeid)
+            return "postgresql" if module in self.postgresql_modules else module
+
+    config.option.loadscopereorder = False
+    return ModuleScheduling(config, log)
