@@ -1,0 +1,100 @@
+"""The two ways the workflow runs (segbench.workflow.staging), and the rules' argument builders
+(segbench.workflow.arguments) that turn a job's inputs into its command line."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+import pytest
+
+from pv_fixtures import ALL_CLASSES, make_dataset
+from segbench.workflow import arguments
+from segbench.workflow.plan import BenchmarkPlan
+from segbench.workflow.staging import SharedFilesystem, StagedStorage, dataset_files, staging_mode
+
+
+@pytest.fixture
+def bench(tmp_path: Path) -> BenchmarkPlan:
+    frames = [(f"w{w}_f{f}", f"w{w}", "test" if w < 2 else "train", ALL_CLASSES) for w in range(3) for f in range(3)]
+    return BenchmarkPlan("painting-vision", str(make_dataset(tmp_path / "set", frames)), None, ("test",), ("best",), 4, 100)
+
+
+def test_the_mode_is_staged_exactly_when_there_is_a_default_storage_provider():
+    assert isinstance(staging_mode(None), SharedFilesystem)
+    assert isinstance(staging_mode("s3"), StagedStorage)
+
+
+def test_the_dataset_files_of_each_scope(bench: BenchmarkPlan):
+    data = bench.data
+    assert dataset_files(bench, "all") == bench.dataset_files()
+    test = sorted(f"w{w}_f{f}" for w in range(2) for f in range(3))
+    images, labels = [f"{data}/images/{i}.png" for i in test], [f"{data}/labels/{i}.png" for i in test]
+    split = dataset_files(bench, "split", "test")
+    assert sorted(split[:6]) == images and sorted(split[6:]) == labels
+    shard = [f.frame_id for f in bench.shard_frames("test", 1)]
+    assert 0 < len(shard) < 6  # 6 test frames, shard_size 4: 2 shards
+    assert dataset_files(bench, "shard-labels", "test", "1") == [f"{data}/labels/{i}.png" for i in shard]
+    assert dataset_files(bench, "shard", "test", 1) == [f"{data}/images/{i}.png" for i in shard] + \
+        [f"{data}/labels/{i}.png" for i in shard]
+
+
+def test_on_a_shared_filesystem_jobs_list_no_dataset_file_and_read_the_records(bench: BenchmarkPlan, tmp_path: Path):
+    mode = SharedFilesystem()
+    assert mode.restores_pins()
+    assert mode.listed_dataset(bench, "all") == [] and mode.listed_dataset(bench, "shard", "test", 0) == []
+    assert mode.dataset_fingerprint(bench) == bench.dataset_fingerprint()
+    assert mode.rerun_trigger(lambda: "abc") == "abc"
+    folder = tmp_path / "model"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "b.json").write_text("{}")
+    (folder / "sub" / "a.bin").write_text("")
+    assert mode.model_files(str(folder)) == [str(folder / "b.json"), str(folder / "sub" / "a.bin")]
+    assert mode.model_files("artifacts/best.pt") == ["artifacts/best.pt"]
+    entry = {"kind": "checkpoint", "path": "artifacts/best.pt"}
+    assert json.loads(mode.model_spec("best", entry, ["ignored"])) == {"name": "best", **entry}
+    assert mode.waits_for_checkpoint(str(tmp_path / "missing.json"))
+    assert not mode.waits_for_checkpoint(str(folder / "b.json"))
+
+
+def test_staged_jobs_list_every_file_and_name_their_local_copies(bench: BenchmarkPlan, tmp_path: Path):
+    mode = StagedStorage()
+    assert not mode.restores_pins()
+    assert mode.listed_dataset(bench, "shard-labels", "test", 0) == dataset_files(bench, "shard-labels", "test", 0)
+    assert mode.dataset_fingerprint(bench) == "" and mode.rerun_trigger(lambda: "abc") == ""
+    assert mode.model_files(str(tmp_path)) == [str(tmp_path)]  # a folder is one storage object
+    spec = json.loads(mode.model_spec("best", {"kind": "checkpoint", "path": "artifacts/best.pt"}, [".local/best.pt"]))
+    assert spec == {"name": "best", "kind": "checkpoint", "path": ".local/best.pt"}
+    assert mode.waits_for_checkpoint(str(tmp_path))  # the identities are not on this machine
+
+
+def test_data_folder_is_the_local_copy_of_the_folder_of_the_first_listed_file():
+    assert arguments.data_folder("data", [], []) == "data"  # nothing listed: the folder itself
+    listed = ["data/labels/a.png", "data/images/a.jpg"]
+    assert arguments.data_folder("data", listed, [".snakemake/storage/s3/run/data/labels/a.png", "x"]) == \
+        ".snakemake/storage/s3/run/data"
+    assert arguments.data_folder("data", ["data/frames.csv"], ["/tmp/copy/data/frames.csv"]) == "/tmp/copy/data"
+
+
+def test_the_argument_builders_quote_every_path():
+    assert arguments.cli("audit", "--out {output:q}") == \
+        "segbench audit --out {output:q} > {log:q} 2>&1 || (cat {log:q} >&2; exit 1)"
+    assert arguments.as_list("a") == ["a"] and arguments.as_list(("a", "b")) == ["a", "b"]
+    assert arguments.comparison_arguments(["b 1.parquet"], ["f.parquet"]) == \
+        "--baseline-counts 'b 1.parquet' --floor-counts f.parquet"
+    assert arguments.comparison_arguments([], ["f.parquet"]) == "--floor-counts f.parquet"
+    assert arguments.comparison_arguments([], []) == ""
+    assert arguments.verify_argument(["my manifest.json"]) == "--verify 'my manifest.json'"
+    assert arguments.verify_argument([]) == ""
+    assert arguments.splits_argument(["test", "val x"]) == "--split test --split 'val x'"
+    assert arguments.scored_arguments(None, None) == "--floor"
+    assert arguments.scored_arguments("id.json", "shard 0") == "--identity id.json --predictions 'shard 0'"
+
+
+def test_the_slicings_argument_is_the_config_entrys_own_list_as_json():
+    assert arguments.slicings_argument({"data": "data"}) == ""
+    entry = {"slices": [{"name": "lit", "column": "light"}]}
+    argument = arguments.slicings_argument(entry)
+    assert shlex.split(argument) == ["--slicings", '[{"column": "light", "name": "lit"}]']
+    assert arguments.slicings_argument({"slices": []}) == "--slicings '[]'"
