@@ -5,7 +5,7 @@
 rule uncertainty:
     input:
         **COMPARED,
-        manifest=dataset_manifest,
+        frames=frame_index,
         dataset=dataset_record,
     output:
         path("uncertainty"),
@@ -25,7 +25,7 @@ rule uncertainty:
         cli(
             "uncertainty",
             "--benchmark {wildcards.benchmark:q} --counts {input.counts:q} {params.compare} "
-            "--manifest {input.manifest:q} --resamples {params.resamples} --seed {params.seed} --out {output:q}",
+            "--frames {input.frames:q} --resamples {params.resamples} --seed {params.seed} --out {output:q}",
         )
 
 
