@@ -51,7 +51,9 @@ def test_on_a_shared_filesystem_jobs_list_no_dataset_file_and_read_the_records(b
     (folder / "b.json").write_text("{}")
     (folder / "sub" / "a.bin").write_text("")
     assert mode.model_files(str(folder)) == [str(folder / "b.json"), str(folder / "sub" / "a.bin")]
-    assert mode.model_files("artifacts/best.pt") == ["artifacts/best.pt"]
+    (folder.parent / "model.dvc").write_text("outs: []\n")  # pinned: the pin is an input too
+    assert mode.model_files(str(folder)) == [str(folder / "b.json"), str(folder / "sub" / "a.bin"), f"{folder}.dvc"]
+    assert mode.model_files(str(tmp_path / "best.pt")) == [str(tmp_path / "best.pt")]
     entry = {"kind": "checkpoint", "path": "artifacts/best.pt"}
     assert json.loads(mode.model_spec("best", entry, ["ignored"])) == {"name": "best", **entry}
     assert mode.waits_for_checkpoint(str(tmp_path / "missing.json"))
@@ -63,7 +65,11 @@ def test_staged_jobs_list_every_file_and_name_their_local_copies(bench: Benchmar
     assert not mode.restores_pins()
     assert mode.listed_dataset(bench, "shard-labels", "test", 0) == dataset_files(bench, "shard-labels", "test", 0)
     assert mode.dataset_fingerprint(bench) == "" and mode.rerun_trigger(lambda: "abc") == ""
-    assert mode.model_files(str(tmp_path)) == [str(tmp_path)]  # a folder is one storage object
+    (tmp_path / "model").mkdir()
+    (tmp_path / "model" / "a.bin").write_text("")
+    (tmp_path / "model.dvc").write_text("outs: []\n")
+    folder = str(tmp_path / "model")
+    assert mode.model_files(folder) == [folder, f"{folder}.dvc"]  # a folder is one storage object
     spec = json.loads(mode.model_spec("best", {"kind": "checkpoint", "path": "artifacts/best.pt"}, [".local/best.pt"]))
     assert spec == {"name": "best", "kind": "checkpoint", "path": ".local/best.pt"}
     assert mode.waits_for_checkpoint(str(tmp_path))  # the identities are not on this machine

@@ -1,13 +1,9 @@
-# The glue Snakemake needs: start-up, the objects the rules read, and the rules' input and
-# parameter functions. What they compute lives in segbench.workflow (docs/ARCHITECTURE.md, "The
-# workflow layer"): paths and target lists, the staging mode, content keys, argument builders.
-#
-# How re-runs are decided (docs/workflow.md, "What re-runs"): by content, never by file times.
-# The identity jobs (dataset_identity, audit, checkpoint_identity) are checkpoints; the jobs after
-# them read the identities as `ancient` inputs (their times do not count) and carry what their
-# result depends on in parameters named rerun_when_*, which exist only for that: Snakemake records
-# every parameter of the wildcards alone and re-runs a job when one changes (a parameter computed
-# from a job's input is not recorded).
+# The glue Snakemake needs: start-up, the objects the rules read, the rules' input and parameter
+# functions. What they compute is in segbench.workflow (docs/ARCHITECTURE.md, "The workflow
+# layer"). Re-runs follow content, never file times (docs/workflow.md, "What re-runs"): the jobs
+# after the identity checkpoints read the identities as `ancient` inputs and carry what their
+# result depends on in parameters named rerun_when_*, there only for that (Snakemake records each
+# parameter of the wildcards alone and re-runs a job when one changes).
 import inspect
 from pathlib import Path
 
@@ -22,19 +18,13 @@ from segbench.workflow.keys import ContentKeys, read_record
 from segbench.workflow.paths import ResultPaths, one_of, pin_name
 from segbench.workflow.plan import dvc_file
 from segbench.workflow.staging import staging_mode
-from segbench.workflow.startup import checked_plan, recover_lock
+from segbench.workflow.startup import checked_plan, gpu_resources, recover_lock
 from segbench.workflow.targets import FLOOR, Targets
 
 if workflow.is_main_process:  # not in a cluster's jobs, which parse this file too
     recover_lock()
 try:
-    settings = workflow.config_settings
-    PLAN = checked_plan(
-        config,
-        None if settings.replace_workflow_config else "config/config.yaml",
-        list(settings.configfiles),
-        settings.config,
-    )
+    PLAN = checked_plan(config, workflow.config_settings)
 except SegbenchError as error:
     raise WorkflowError(f"segbench: {error}") from None
 
@@ -44,12 +34,7 @@ ENV = "../../envs/segbench.yaml"
 INFERENCE = config["inference"]
 BOOTSTRAP = config["bootstrap"]
 PLOT_CATEGORY = "{benchmark} ({split})"
-# GPUs for inference jobs only when the config asks for them (gpu_model then narrows the request).
-INFERENCE_GPU = {"gpu": INFERENCE["gpu"]} | (
-    {"gpu_model": INFERENCE["gpu_model"]}
-    if INFERENCE["gpu"] and INFERENCE.get("gpu_model")
-    else {}
-)
+INFERENCE_GPU = gpu_resources(INFERENCE)
 PATHS = ResultPaths(R)
 path, of = PATHS.path, PATHS.of
 TARGETS = Targets(
@@ -70,9 +55,8 @@ wildcard_constraints:
 
 
 def per_job(function):
-    """An input or parameter function with its signature read once: Snakemake reads it at each
-    call, and calls each function per job twice (again after the identity checkpoints).
-    """
+    """An input or parameter function with its signature read once (Snakemake reads it at each
+    of its calls, twice per job: docs/performance.md)."""
     overwrite_function_params(function, inspect.signature(function).parameters)
     return function
 
@@ -122,18 +106,14 @@ def restored(p):
 
 
 def pins(*of_what):
-    """Input function: the markers of what a job reads restored: the dataset ("data"), the model
-    ("model"), or the model where its own files are its masks ("masks")."""
-
-    def markers(w):
-        paths = [bench(w).data] if "data" in of_what else []
-        if "model" in of_what or (
-            "masks" in of_what and TARGETS.made_elsewhere(w.model)
-        ):
-            paths.append(str(PLAN.model(w.model).path))
-        return [m for p in paths for m in pinned(p)]
-
-    return per_job(markers)
+    """Input function: the restore markers of what a job reads (Targets.pinnable)."""
+    return per_job(
+        lambda w: [
+            marker
+            for p in TARGETS.pinnable(w.benchmark, getattr(w, "model", None), of_what)
+            for marker in pinned(p)
+        ]
+    )
 
 
 @per_job
@@ -154,10 +134,7 @@ def dataset_inputs(scope):
 
 def model_files(w):
     """The model's files for its identity job, and its .dvc pin (a re-pin re-runs it)."""
-    p = str(PLAN.model(w.model).path)
-    return MODE.model_files(restored(p)) + (
-        [dvc_file(p)] if Path(dvc_file(p)).is_file() else []
-    )
+    return MODE.model_files(restored(str(PLAN.model(w.model).path)))
 
 
 @per_job
@@ -173,9 +150,8 @@ def masks_input(scope):
         files = TARGETS.masks(
             w.benchmark, w.split, w.model, [w.shard] if scope == "shard" else None
         )
-        if TARGETS.made_elsewhere(
-            w.model
-        ):  # its identity is in the key: times do not count
+        # a predictions folder's identity is in the key: its times do not count
+        if TARGETS.made_elsewhere(w.model):
             return [ancient(restored(f)) for f in files]
         return files
 
@@ -210,23 +186,26 @@ def dataset_fingerprint(w):
     return MODE.dataset_fingerprint(bench(w))
 
 
+def shard_of(w):
+    return w.split, int(w.shard), shard_total(w)
+
+
 @per_job
 def inference_key(w):
-    shard = (w.split, int(w.shard), shard_total(w))
     return MODE.rerun_trigger(
-        lambda: KEYS.inference(frame_index(w), identity_record(w), w.model, *shard)
+        lambda: KEYS.inference(
+            frame_index(w), identity_record(w), w.model, *shard_of(w)
+        )
     )
 
 
 @per_job
 def scoring_key(w):
-    shard = (w.split, int(w.shard), shard_total(w))
-    if "model" not in w.keys():  # the floor
-        return MODE.rerun_trigger(
-            lambda: KEYS.scoring(frame_index(w), None, None, *shard)
-        )
+    model = w.model if "model" in w.keys() else None  # None: the floor
     return MODE.rerun_trigger(
-        lambda: KEYS.scoring(frame_index(w), identity_record(w), w.model, *shard)
+        lambda: KEYS.scoring(
+            frame_index(w), model and identity_record(w), model, *shard_of(w)
+        )
     )
 
 

@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .plan import BenchmarkPlan
+from .plan import BenchmarkPlan, dvc_file
 
 SCOPES = ("all", "split", "shard", "shard-labels")  # which of the dataset's files a job reads
 
@@ -35,6 +35,11 @@ def dataset_files(bench: BenchmarkPlan, scope: str, split: str | None = None, sh
     frames = bench.split_frames(split) if scope == "split" else bench.shard_frames(split, int(shard))
     labels = [f.label for f in frames]
     return labels if scope == "shard-labels" else [f.image for f in frames] + labels
+
+
+def dvc_pin(path: str) -> list[str]:
+    """The .dvc file pinning `path`, where there is one."""
+    return [dvc_file(path)] if Path(dvc_file(path)).is_file() else []
 
 
 class SharedFilesystem:
@@ -53,10 +58,11 @@ class SharedFilesystem:
         return bench.dataset_fingerprint()
 
     def model_files(self, path: str) -> list[str]:
-        """A model's files as inputs of its identity job: a folder's one by one (a folder has no checksum)."""
+        """A model's files as inputs of its identity job, a folder's one by one (a folder has no
+        checksum), and its .dvc pin where it has one (a re-pinned model is identified again)."""
         if Path(path).is_dir():
-            return sorted(str(f) for f in Path(path).rglob("*") if f.is_file())
-        return [path]
+            return sorted(str(f) for f in Path(path).rglob("*") if f.is_file()) + dvc_pin(path)
+        return [path] + dvc_pin(path)
 
     def model_spec(self, name: str, entry: Mapping[str, Any], local: Sequence[str]) -> str:
         """The model's config entry with its name, as JSON: what `segbench identify` acts on, given
@@ -89,7 +95,7 @@ class StagedStorage:
 
     def model_files(self, path: str) -> list[str]:
         """A folder is one storage object (a prefix) the job retrieves whole."""
-        return [path]
+        return [path] + dvc_pin(path)
 
     def model_spec(self, name: str, entry: Mapping[str, Any], local: Sequence[str]) -> str:
         return json.dumps({"name": name, **entry, "path": local[0]}, sort_keys=True)

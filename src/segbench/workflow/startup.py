@@ -11,6 +11,7 @@ from .config import ConfigSources, check_config
 from .plan import Plan
 from .runlock import claim_folder
 
+WORKFLOW_CONFIG = "config/config.yaml"  # the Snakefile's configfile
 CHECKED_MANIFESTS = Path(".snakemake/segbench/checked-manifests")  # plan.BenchmarkPlan.checked
 
 
@@ -23,14 +24,20 @@ def recover_lock(folder: Path = Path(".snakemake")) -> None:
               "in this folder; the killed jobs' files are re-made (rerun-incomplete)", file=sys.stderr)
 
 
-def checked_plan(config: dict[str, Any], workflow_config: str | None, configfiles: list[str],
-                 overrides: dict[str, Any]) -> Plan:
-    """The plan of the config Snakemake merged, validated first (config.py): each refusal names
-    the file and line holding the value: the Snakefile's config file `workflow_config` (None with
-    --replace-workflow-config), each --configfile, then --config. Pinned inputs must exist or be
-    restorable (plan.check_pinned)."""
-    check_config(config, ConfigSources.workflow(([workflow_config] if workflow_config else []) + configfiles,
-                                                overrides))
+def checked_plan(config: dict[str, Any], settings: Any) -> Plan:
+    """The plan of the config Snakemake merged (its `settings`: workflow.config_settings),
+    validated first (config.py): each refusal names the file and line holding the value: the
+    Snakefile's config file (unless --replace-workflow-config), each --configfile, then --config.
+    Pinned inputs must exist or be restorable (plan.check_pinned)."""
+    files = ([] if settings.replace_workflow_config else [WORKFLOW_CONFIG]) + list(settings.configfiles)
+    check_config(config, ConfigSources.workflow(files, settings.config))
     plan = Plan(config, checked=CHECKED_MANIFESTS)
     plan.check_pinned_inputs()
     return plan
+
+
+def gpu_resources(inference: dict[str, Any]) -> dict[str, Any]:
+    """The inference jobs' GPU request: only when the config asks for GPUs (gpu_model then
+    narrows it)."""
+    model = {"gpu_model": inference["gpu_model"]} if inference["gpu"] and inference.get("gpu_model") else {}
+    return {"gpu": inference["gpu"]} | model
