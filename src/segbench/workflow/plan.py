@@ -72,7 +72,8 @@ class BenchmarkPlan:
 
     def read_manifest(self) -> dict:
         """The config's manifest, checked (provenance.check_manifest) the first time its bytes are
-        seen: the plan reads it at every start, and checking 20,000 frames takes most of a second.
+        seen: the plan reads it at every start, and the check is most of a large manifest's cost
+        (docs/performance.md).
         A marker under `checked`, named by a digest of its text, the schema and the benchmark's id
         fields, says it passed; the dataset_identity job checks it again whenever it runs."""
         text = provenance.read_manifest_text(Path(self.manifest))

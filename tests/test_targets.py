@@ -1,5 +1,5 @@
-"""The workflow's result paths and target lists (segbench.workflow.paths, .targets), from a plan
-of one benchmark with a checkpoint baseline, a second checkpoint and a folder of masks made elsewhere."""
+"""The workflow's target lists (segbench.workflow.targets), from a plan of one benchmark with a
+checkpoint baseline, a second checkpoint and a folder of masks made elsewhere."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pv_fixtures import ALL_CLASSES, make_dataset
-from segbench.workflow.paths import ResultPaths, one_of, pin_name
+from segbench.workflow.paths import ResultPaths
 from segbench.workflow.plan import Plan
 from segbench.workflow.targets import Targets
 
@@ -28,24 +28,6 @@ def targets(tmp_path: Path) -> Targets:
     config = {"benchmarks": {PV: {"data": str(data), "splits": ["test"], "models": list(models)}},
               "models": models, "shard_size": 8, "max_shards": 100}
     return Targets(Plan(config), ResultPaths("res"), 2, "metrics.json")  # 12 frames: 2 shards
-
-
-def test_a_path_is_its_template_filled_and_the_rest_stays_wildcards():
-    paths = ResultPaths("res")
-    assert paths.path("counts", benchmark=PV, split="test", model="m", shard=3) == f"res/{PV}/test/m/counts/shard-3.parquet"
-    assert paths.path("counts", model="floor") == "res/{benchmark}/{split}/floor/counts/shard-{shard}.parquet"
-    wildcards = {"benchmark": PV, "split": "test", "model": "m", "shard": "1"}
-    assert paths.of("predictions", wildcards) == f"res/{PV}/test/m/predictions/shard-1"
-    assert paths.of("predictions", wildcards, shard=0) == f"res/{PV}/test/m/predictions/shard-0"
-    assert paths.path("leaderboard") == "res/leaderboard"
-
-
-def test_a_pin_is_named_by_its_path_and_a_constraint_matches_exactly_one_name():
-    assert pin_name("artifacts/best.pt") == "artifacts--best.pt"
-    assert pin_name("data") == "data"
-    constraint = one_of(["best.pt", "floor"])
-    assert constraint == r"best\.pt|floor"
-    assert [bool(re.fullmatch(constraint, n)) for n in ("best.pt", "floor", "bestXpt", "best.pt2")] == [True, True, False, False]
 
 
 def test_counts_baseline_and_floor_of_a_model(targets: Targets):

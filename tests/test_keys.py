@@ -1,5 +1,5 @@
 """The shard jobs' content keys (segbench.workflow.keys): exactly the bytes a result depends on,
-read once per state of the records they come from; one shard membership (model_spec.by_shard)."""
+read once per state of the records they come from."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from segbench.core.model_spec import by_shard, shard_of
+from segbench.core.model_spec import shard_of
 from segbench.workflow.keys import ContentKeys, StateCache, content_key, model_content
 
 SHARDS = 4
@@ -30,14 +30,6 @@ def records(tmp_path: Path) -> tuple[Path, Path]:
     index.write_text(json.dumps({"frames": [entry(i) for i in reversed(IDS)] + [entry("t0", "train")]}))
     identity.write_text(json.dumps(IDENTITY))
     return index, identity
-
-
-def test_by_shard_groups_by_the_hash_of_the_frame_id_in_the_given_order():
-    grouped = by_shard(IDS, lambda i: i, SHARDS)
-    assert sorted(i for group in grouped.values() for i in group) == IDS
-    for shard, group in grouped.items():
-        assert group == sorted(group) and all(shard_of(i, SHARDS) == shard for i in group)
-    assert by_shard([], lambda i: i, SHARDS) == {}
 
 
 def test_content_key_is_a_digest_of_the_canonical_json():

@@ -1,16 +1,14 @@
-"""The two ways the workflow runs (segbench.workflow.staging), and the rules' argument builders
-(segbench.workflow.arguments) that turn a job's inputs into its command line."""
+"""The two ways the workflow runs (segbench.workflow.staging): on a shared filesystem, or with
+every input staged by a storage provider."""
 
 from __future__ import annotations
 
 import json
-import shlex
 from pathlib import Path
 
 import pytest
 
 from pv_fixtures import ALL_CLASSES, make_dataset
-from segbench.workflow import arguments
 from segbench.workflow.plan import BenchmarkPlan
 from segbench.workflow.staging import SharedFilesystem, StagedStorage, dataset_files, staging_mode
 
@@ -73,34 +71,3 @@ def test_staged_jobs_list_every_file_and_name_their_local_copies(bench: Benchmar
     spec = json.loads(mode.model_spec("best", {"kind": "checkpoint", "path": "artifacts/best.pt"}, [".local/best.pt"]))
     assert spec == {"name": "best", "kind": "checkpoint", "path": ".local/best.pt"}
     assert mode.waits_for_checkpoint(str(tmp_path))  # the identities are not on this machine
-
-
-def test_data_folder_is_the_local_copy_of_the_folder_of_the_first_listed_file():
-    assert arguments.data_folder("data", [], []) == "data"  # nothing listed: the folder itself
-    listed = ["data/labels/a.png", "data/images/a.jpg"]
-    assert arguments.data_folder("data", listed, [".snakemake/storage/s3/run/data/labels/a.png", "x"]) == \
-        ".snakemake/storage/s3/run/data"
-    assert arguments.data_folder("data", ["data/frames.csv"], ["/tmp/copy/data/frames.csv"]) == "/tmp/copy/data"
-
-
-def test_the_argument_builders_quote_every_path():
-    assert arguments.cli("audit", "--out {output:q}") == \
-        "segbench audit --out {output:q} > {log:q} 2>&1 || (cat {log:q} >&2; exit 1)"
-    assert arguments.as_list("a") == ["a"] and arguments.as_list(("a", "b")) == ["a", "b"]
-    assert arguments.comparison_arguments(["b 1.parquet"], ["f.parquet"]) == \
-        "--baseline-counts 'b 1.parquet' --floor-counts f.parquet"
-    assert arguments.comparison_arguments([], ["f.parquet"]) == "--floor-counts f.parquet"
-    assert arguments.comparison_arguments([], []) == ""
-    assert arguments.verify_argument(["my manifest.json"]) == "--verify 'my manifest.json'"
-    assert arguments.verify_argument([]) == ""
-    assert arguments.splits_argument(["test", "val x"]) == "--split test --split 'val x'"
-    assert arguments.scored_arguments(None, None) == "--floor"
-    assert arguments.scored_arguments("id.json", "shard 0") == "--identity id.json --predictions 'shard 0'"
-
-
-def test_the_slicings_argument_is_the_config_entrys_own_list_as_json():
-    assert arguments.slicings_argument({"data": "data"}) == ""
-    entry = {"slices": [{"name": "lit", "column": "light"}]}
-    argument = arguments.slicings_argument(entry)
-    assert shlex.split(argument) == ["--slicings", '[{"column": "light", "name": "lit"}]']
-    assert arguments.slicings_argument({"slices": []}) == "--slicings '[]'"
