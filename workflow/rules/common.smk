@@ -14,7 +14,7 @@ from segbench.errors import SegbenchError
 from segbench.workflow import arguments
 from segbench.workflow.arguments import cli
 from segbench.workflow.codedeps import CodeGraph
-from segbench.workflow.keys import ContentKeys, read_record
+from segbench.workflow.keys import ContentKeys, checkpoint_record
 from segbench.workflow.paths import ResultPaths, one_of, pin_name
 from segbench.workflow.plan import dvc_file
 from segbench.workflow.staging import staging_mode
@@ -173,7 +173,7 @@ COMPARED = dict(
 
 def recorded(record, field):
     """A `field` of the record (a checkpoint's output) the input function `record` names."""
-    return lambda w: MODE.rerun_trigger(lambda: read_record(record(w))[field])
+    return lambda w: MODE.rerun_trigger(lambda: checkpoint_record(record(w))[field])
 
 
 dataset_id = recorded(dataset_record, "dataset_id")

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 from ..core.evaluation import record_results
-from ..errors import SegbenchError
 from ..io.fileio import atomic_write_texts, read_json, write_json, write_text
 from ..protocols.definitions import load_benchmark
 from ..stages import leaderboard, results_csv, results_markdown, results_page

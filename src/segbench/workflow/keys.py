@@ -35,8 +35,8 @@ def model_content(entry: Mapping[str, Any], record: Mapping[str, Any]) -> dict[s
             "classes": record["classes"]}
 
 
-def read_record(path: str) -> dict[str, Any]:
-    """A record a checkpoint wrote (JSON)."""
+def checkpoint_record(path: str) -> dict[str, Any]:
+    """A record an identity checkpoint wrote (JSON): the frame index, a dataset or identity record."""
     with open(path, encoding="utf-8") as handle:
         return json.load(handle)
 
@@ -86,7 +86,7 @@ class ContentKeys:
         self.cache = StateCache()
 
     def frame_index(self, path: str) -> FrameIndex:
-        return self.cache.get(("frame index", path), [path], lambda: FrameIndex(read_record(path)["frames"]))
+        return self.cache.get(("frame index", path), [path], lambda: FrameIndex(checkpoint_record(path)["frames"]))
 
     def shard_content(self, index: str, split: str, shard: int, shards: int, fields: tuple[str, ...]) -> list:
         """[frame_id, *fields] of each frame of the shard in the frame index, in frame_id order."""
@@ -97,7 +97,7 @@ class ContentKeys:
         inference settings, and each frame's image bytes and ground-truth size."""
         def compute() -> str:
             return content_key({
-                "model": model_content(self.models[model], read_record(identity)),
+                "model": model_content(self.models[model], checkpoint_record(identity)),
                 **self.inference_settings,
                 "frames": self.shard_content(index, split, shard, shards, ("image_sha256", "label_size")),
             })
@@ -110,7 +110,7 @@ class ContentKeys:
         def compute() -> str:
             document: dict[str, Any] = {"frames": self.shard_content(index, split, shard, shards, ("label_sha256",))}
             if identity is not None and model is not None:
-                document["model"] = model_content(self.models[model], read_record(identity))
+                document["model"] = model_content(self.models[model], checkpoint_record(identity))
             return content_key(document)
         records = [index] if identity is None else [index, identity]
         return self.cache.get(("scoring", index, identity, model, split, shard, shards), records, compute)

@@ -27,7 +27,7 @@ from .plan import BenchmarkPlan, dvc_file
 SCOPES = ("all", "split", "shard", "shard-labels")  # which of the dataset's files a job reads
 
 
-def dataset_files(bench: BenchmarkPlan, scope: str, split: str | None = None, shard: int | None = None) -> list[str]:
+def dataset_files(bench: BenchmarkPlan, scope: str, split: str | None = None, shard: int | str | None = None) -> list[str]:
     """The dataset files a job reads: "all" (the index files and every frame's), "split" (the
     split's images and labels), "shard" (the shard's images and labels) or "shard-labels"."""
     if scope == "all":
@@ -50,7 +50,7 @@ class SharedFilesystem:
         return True
 
     def listed_dataset(self, bench: BenchmarkPlan, scope: str, split: str | None = None,
-                       shard: int | None = None) -> list[str]:
+                       shard: int | str | None = None) -> list[str]:
         """The dataset files a job lists as its inputs: none here (the fingerprint stands for them)."""
         return []
 
@@ -87,7 +87,7 @@ class StagedStorage:
         return False
 
     def listed_dataset(self, bench: BenchmarkPlan, scope: str, split: str | None = None,
-                       shard: int | None = None) -> list[str]:
+                       shard: int | str | None = None) -> list[str]:
         return dataset_files(bench, scope, split, shard)
 
     def dataset_fingerprint(self, bench: BenchmarkPlan) -> str:

@@ -5,6 +5,8 @@ are its masks, where any other model's are its inference shards."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ..core.metric_registry import with_figure
 from .paths import ResultPaths
 from .plan import Plan
@@ -48,7 +50,7 @@ class Targets:
         its masks and its identity covers them; nothing is inferred for it."""
         return self.plan.model(model).kind == "predictions"
 
-    def masks(self, benchmark: str, split: str, model: str, shards: list[int] | None = None) -> list[str]:
+    def masks(self, benchmark: str, split: str, model: str, shards: Sequence[int | str] | None = None) -> list[str]:
         """The model's masks for these shards of the split (all shards: None): the folders of its
         inference shards, or a predictions folder's own path (made_elsewhere)."""
         if self.made_elsewhere(model):
