@@ -14,9 +14,6 @@ def test_a_path_is_its_template_filled_and_the_rest_stays_wildcards():
     paths = ResultPaths("res")
     assert paths.path("counts", benchmark=PV, split="test", model="m", shard=3) == f"res/{PV}/test/m/counts/shard-3.parquet"
     assert paths.path("counts", model="floor") == "res/{benchmark}/{split}/floor/counts/shard-{shard}.parquet"
-    wildcards = {"benchmark": PV, "split": "test", "model": "m", "shard": "1"}
-    assert paths.of("predictions", wildcards) == f"res/{PV}/test/m/predictions/shard-1"
-    assert paths.of("predictions", wildcards, shard=0) == f"res/{PV}/test/m/predictions/shard-0"
     assert paths.path("leaderboard") == "res/leaderboard"
 
 

@@ -28,15 +28,14 @@ try:
 except SegbenchError as error:
     raise WorkflowError(f"segbench: {error}") from None
 
-R = config["results"]
 LOGS = config["logs"]  # outside results/, so the results hold only reproducible bytes
 ENV = "../../envs/segbench.yaml"
 INFERENCE = config["inference"]
 BOOTSTRAP = config["bootstrap"]
 PLOT_CATEGORY = "{benchmark} ({split})"
 INFERENCE_GPU = gpu_resources(INFERENCE)
-PATHS = ResultPaths(R)
-path, of = PATHS.path, PATHS.of
+PATHS = ResultPaths(config["results"])
+path = PATHS.path
 TARGETS = Targets(
     PLAN, PATHS, config["plots"]["overlay_frames"], config["metrics_file"]
 )
@@ -123,7 +122,7 @@ def definition_files(w):
 
 
 def dataset_listed(w, scope):
-    """The dataset files a job reads (staging.SCOPES), listed as inputs only when staged."""
+    """The dataset files a job reads (staging.dataset_files), listed only when staged."""
     split, shard = getattr(w, "split", None), getattr(w, "shard", None)
     return MODE.listed_dataset(bench(w), scope, split, shard)
 
@@ -168,7 +167,7 @@ COMPARED = dict(
 )
 
 
-# --- parameters: re-run triggers (of the wildcards alone, so recorded) ------------------------
+# Parameters: first the re-run triggers (of the wildcards alone, so recorded), then arguments.
 
 
 def recorded(record, field):
@@ -207,9 +206,6 @@ def scoring_key(w):
             frame_index(w), model and identity_record(w), model, *shard_of(w)
         )
     )
-
-
-# --- parameters: arguments (of a job's inputs, so not recorded) ---------------------------------
 
 
 def data_argument(scope):

@@ -5,7 +5,7 @@ input). Every rule and target list names a result by its key here, never by a pa
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from pathlib import Path
 
 TEMPLATES = {
@@ -49,9 +49,6 @@ class ResultPaths:
         """The path of result `name` with the given wildcard values; the others stay wildcards."""
         return TEMPLATES[name].format_map(self._unfilled | values)
 
-    def of(self, name: str, wildcards: Mapping[str, object], **values: object) -> str:
-        """The path of result `name` for the job with `wildcards` (its own values, then `values`)."""
-        return self.path(name, **(dict(wildcards.items()) | values))
 
 
 def pin_name(path: str) -> str:

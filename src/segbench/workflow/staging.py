@@ -24,9 +24,6 @@ from typing import Any
 
 from .plan import BenchmarkPlan, dvc_file
 
-SCOPES = ("all", "split", "shard", "shard-labels")  # which of the dataset's files a job reads
-
-
 def dataset_files(bench: BenchmarkPlan, scope: str, split: str | None = None, shard: int | str | None = None) -> list[str]:
     """The dataset files a job reads: "all" (the index files and every frame's), "split" (the
     split's images and labels), "shard" (the shard's images and labels) or "shard-labels"."""
