@@ -27,11 +27,11 @@ include: "workflow/rules/report.smk"
 rule all:
     default_target: True
     input:
-        leaderboard_outputs(),
-        plot_outputs(),
+        TARGETS.leaderboard_outputs(),
+        TARGETS.plot_outputs(),
 
 
 # A run ends with the results table (the rules' own output is quiet: profiles/default).
 onsuccess:
-    if Path(f"{R}/leaderboard.md").is_file():
-        print(Path(f"{R}/leaderboard.md").read_text(), end="")
+    if Path(f"{path('leaderboard')}.md").is_file():
+        print(Path(f"{path('leaderboard')}.md").read_text(), end="")

@@ -126,8 +126,6 @@ RENAMED = [  # (command and its other required arguments, new flag, old flag, va
     (["audit", "--data", "d"], "--json-out", "--json", "a.json", "json_out"),
     (["audit", "--data", "d"], "--text-out", "--text", "a.txt", "text_out"),
     (["manifest", "--data", "d"], "--dataset-manifest", "--verify", "m.json", "dataset_manifest"),
-    (["uncertainty", "--counts", "c.parquet", "--out", "u.json"], "--dataset-manifest", "--manifest", "m.json",
-     "dataset_manifest"),
     (["plot-iou", "--counts", "c.parquet", "--report", "r", "--csv-out", "p.csv"], "--out", "--png", "p.png", "out"),
     (["plot-iou", "--counts", "c.parquet", "--report", "r", "--out", "p.png"], "--csv-out", "--csv", "p.csv", "csv_out"),
     (["plot-confusion", "--counts", "c.parquet", "--space", "s", "--csv-out", "p.csv"], "--out", "--png", "p.png", "out"),

@@ -77,7 +77,7 @@ def test_every_rule_declares_the_code_of_the_command_it_runs(smk: Path):
     for rule, body in rule_blocks(smk.read_text()):
         runs = re.findall(r'cli\(\s*"([a-z-]+)"', body)
         params = re.search(r"^    params:\n((?:        .*\n|            .*\n)*)", body, re.M)
-        declared = re.findall(r'^        code=code\("([a-z-]+)"\),$', params.group(1) if params else "", re.M)
+        declared = re.findall(r'^        rerun_when_code_changes=code\("([a-z-]+)"\),$', params.group(1) if params else "", re.M)
         assert runs == declared and len(runs) == 1, f"{smk.name}: rule {rule} runs {runs}, declares {declared} as a parameter"
 
 

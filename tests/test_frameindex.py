@@ -9,7 +9,10 @@ import pytest
 from segbench.datasets import read_dataset
 from segbench.errors import SegbenchError
 from segbench.protocols.definitions import load_benchmark
-from segbench.records.frameindex import INDEX_FORMAT, INDEX_VERSION, build_index, index_frames, read_index, write_index
+from segbench.records.frameindex import (
+    INDEX_FORMAT, INDEX_VERSION, build_index, index_frames, index_groups, read_index, write_index,
+)
+from segbench.steps.uncertainty import manifest_groups
 from segbench.records.provenance import build_manifest
 
 PV = load_benchmark("painting-vision")
@@ -43,6 +46,14 @@ def test_written_and_read_back_the_frames_are_the_readers(pv_data, indexed, tmp_
     again = read_index(tmp_path / "frames.json", "painting-vision")
     assert again == index
     assert index_frames(again, pv_data) == frames
+
+
+def test_the_groups_of_the_index_are_the_manifests(indexed):
+    frames, manifest, index = indexed
+    groups = index_groups(index)
+    assert groups == {f.frame_id: f.group_id for f in frames} and len(groups) == 6
+    assert groups["c1"] == "wC"
+    assert groups == manifest_groups(PV, manifest)  # what the one-shot command, which has no index, reads
 
 
 def test_an_unlabelled_split_is_indexed_without_reading_a_label(pv_data, tmp_path):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from segbench.core.model_spec import InferenceMode, ModelSpec
+from segbench.core.model_spec import InferenceMode, ModelSpec, by_shard, shard_of
 from segbench.errors import SegbenchError
 
 
@@ -40,3 +40,14 @@ def test_bad_mode_fields_are_named(block, message):
     with pytest.raises(SegbenchError) as info:
         ModelSpec.from_entry("m", entry)
     assert str(info.value) == message
+
+
+def test_by_shard_groups_by_the_hash_of_the_frame_id_in_the_given_order():
+    ids, shards = [f"f{i:02d}" for i in range(12)], 4
+    grouped = by_shard(ids, lambda i: i, shards)
+    assert sorted(i for group in grouped.values() for i in group) == ids  # every frame once
+    assert len(grouped) > 1
+    for shard, group in grouped.items():
+        assert group == sorted(group) and all(shard_of(i, shards) == shard for i in group)
+    assert by_shard(list(reversed(ids)), lambda i: i, shards)[0] == list(reversed(grouped[0]))  # the items' order
+    assert by_shard([], lambda i: i, shards) == {}

@@ -140,7 +140,7 @@ def test_bootstrap_is_reproducible(repo, config, tmp_path):
     run(repo, "segbench", "uncertainty", "--benchmark", "painting-vision", "--counts", *counts,
         "--baseline-counts", *[c.replace("/best/", "/segformer-ade/") for c in counts],
         "--floor-counts", *[c.replace("/best/", "/floor/") for c in counts],
-        "--manifest", "results/painting-vision/manifest.json", "--resamples", str(config["bootstrap"]["resamples"]),
+        "--frames", "results/painting-vision/frames.json", "--resamples", str(config["bootstrap"]["resamples"]),
         "--seed", str(config["bootstrap"]["seed"]), "--out", str(tmp_path / "again.json"))  # the run stays as it is
     assert (tmp_path / "again.json").read_bytes() == first
 

@@ -6,7 +6,8 @@ checkpoint audit:
     input:
         manifest=dataset_manifest,
         dataset=dataset_record,
-        files=dataset_inputs("all"),
+        pinned=pins("data"),
+        data=dataset_inputs("all"),
         definition=definition_files,
     output:
         json=path("audit"),
@@ -18,13 +19,13 @@ checkpoint audit:
     resources:
         mem_mb=2000,
     params:
-        code=code("audit"),
+        rerun_when_code_changes=code("audit"),
         data=data_argument("all"),
-        splits=lambda w: " ".join(f"--split {shlex.quote(s)}" for s in bench(w).splits),
-        dataset_id=dataset_id,
+        splits=lambda w: arguments.splits_argument(bench(w).splits),
+        rerun_when_dataset_changes=dataset_id,
     shell:
         cli(
             "audit",
             "--benchmark {wildcards.benchmark:q} --data {params.data:q} {params.splits} "
-            "--json {output.json:q} --text {output.text:q}",
+            "--json-out {output.json:q} --text-out {output.text:q}",
         )

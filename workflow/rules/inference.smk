@@ -8,7 +8,8 @@ rule infer:
         frames=frame_index,
         identity=identity_record,
         model=model_input,
-        files=dataset_inputs("shard"),
+        pinned=pins("data", "model"),
+        data=dataset_inputs("shard"),
         definition=definition_files,
     output:
         directory(path("predictions")),
@@ -21,10 +22,9 @@ rule infer:
         **INFERENCE_GPU,
         mem_mb=4000,
     params:
-        code=code("infer"),
-        key=inference_key,
+        rerun_when_code_changes=code("infer"),
+        rerun_when_content_changes=inference_key,
         data=data_argument("shard"),
-        model=model_path_param,
         shards=shard_total,
         device=INFERENCE["device"],
         batch_size=INFERENCE["batch_size"],
@@ -33,6 +33,6 @@ rule infer:
             "infer",
             "--benchmark {wildcards.benchmark:q} --data {params.data:q} --frames {input.frames:q} "
             "--split {wildcards.split:q} --shard {wildcards.shard} --shards {params.shards} "
-            "--identity {input.identity:q} --model-path {params.model:q} "
+            "--identity {input.identity:q} --model-path {input.model:q} "
             "--batch-size {params.batch_size} --device {params.device:q} --quiet --out {output:q}",
         )

@@ -4,12 +4,9 @@
 
 rule uncertainty:
     input:
-        counts=lambda w: counts_of(w, w.model),
-        baseline=baseline_counts,
-        floor=floor_counts,
-        manifest=dataset_manifest,
+        **COMPARED,
+        frames=frame_index,
         dataset=dataset_record,
-        definition=definition_files,
     output:
         path("uncertainty"),
     log:
@@ -19,16 +16,16 @@ rule uncertainty:
     resources:
         mem_mb=2000,
     params:
-        code=code("uncertainty"),
-        dataset_id=dataset_id,
-        compare=comparison_arguments,
+        rerun_when_code_changes=code("uncertainty"),
+        rerun_when_dataset_changes=dataset_id,
+        compare=comparison_argument,
         resamples=BOOTSTRAP["resamples"],
         seed=BOOTSTRAP["seed"],
     shell:
         cli(
             "uncertainty",
             "--benchmark {wildcards.benchmark:q} --counts {input.counts:q} {params.compare} "
-            "--manifest {input.manifest:q} --resamples {params.resamples} --seed {params.seed} --out {output:q}",
+            "--frames {input.frames:q} --resamples {params.resamples} --seed {params.seed} --out {output:q}",
         )
 
 
@@ -37,11 +34,8 @@ rule uncertainty:
 # definition's, or the config entry's list passed as a parameter (never config.yaml re-read).
 rule slices:
     input:
-        counts=lambda w: counts_of(w, w.model),
-        baseline=baseline_counts,
-        floor=floor_counts,
+        **COMPARED,
         frames=frame_index,
-        definition=definition_files,
     output:
         path("slices"),
     log:
@@ -51,9 +45,11 @@ rule slices:
     resources:
         mem_mb=2000,
     params:
-        code=code("slices"),
-        compare=comparison_arguments,
-        slicings=slicings_argument,
+        rerun_when_code_changes=code("slices"),
+        compare=comparison_argument,
+        slicings=lambda w: arguments.slicings_argument(
+            config["benchmarks"][w.benchmark]
+        ),
         resamples=BOOTSTRAP["resamples"],
         seed=BOOTSTRAP["seed"],
     shell:
@@ -67,10 +63,7 @@ rule slices:
 
 rule plot_iou:
     input:
-        counts=lambda w: counts_of(w, w.model),
-        baseline=baseline_counts,
-        floor=floor_counts,
-        definition=definition_files,
+        **COMPARED,
     output:
         png=report(
             path("plot_iou"),
@@ -90,19 +83,19 @@ rule plot_iou:
     resources:
         mem_mb=1000,
     params:
-        code=code("plot-iou"),
-        compare=comparison_arguments,
+        rerun_when_code_changes=code("plot-iou"),
+        compare=comparison_argument,
     shell:
         cli(
             "plot-iou",
             "--benchmark {wildcards.benchmark:q} --report {wildcards.report:q} --counts {input.counts:q} "
-            "{params.compare} --png {output.png:q} --csv {output.csv:q}",
+            "{params.compare} --out {output.png:q} --csv-out {output.csv:q}",
         )
 
 
 rule plot_confusion:
     input:
-        counts=lambda w: counts_of(w, w.model),
+        counts=model_counts,
         definition=definition_files,
     output:
         png=report(
@@ -123,21 +116,18 @@ rule plot_confusion:
     resources:
         mem_mb=1000,
     params:
-        code=code("plot-confusion"),
+        rerun_when_code_changes=code("plot-confusion"),
     shell:
         cli(
             "plot-confusion",
             "--benchmark {wildcards.benchmark:q} --space {wildcards.space:q} --counts {input.counts:q} "
-            "--png {output.png:q} --csv {output.csv:q}",
+            "--out {output.png:q} --csv-out {output.csv:q}",
         )
 
 
 rule plot_fraction:
     input:
-        counts=lambda w: counts_of(w, w.model),
-        baseline=baseline_counts,
-        floor=floor_counts,
-        definition=definition_files,
+        **COMPARED,
     output:
         report(
             path("plot_fraction"),
@@ -156,26 +146,23 @@ rule plot_fraction:
     resources:
         mem_mb=1000,
     params:
-        code=code("plot-fraction"),
-        compare=comparison_arguments,
+        rerun_when_code_changes=code("plot-fraction"),
+        compare=comparison_argument,
     shell:
         cli(
             "plot-fraction",
             "--benchmark {wildcards.benchmark:q} --metric {wildcards.metric:q} --counts {input.counts:q} "
-            "{params.compare} --png {output:q}",
+            "{params.compare} --out {output:q}",
         )
 
 
 rule overlays:
     input:
-        counts=lambda w: counts_of(w, w.model),
-        predictions=lambda w: (
-            model_read(w.model)
-            if PLAN.model(w.model).kind == "predictions"
-            else prediction_folders(w)
-        ),
+        counts=model_counts,
+        predictions=masks_input("split"),
         frames=frame_index,
-        files=dataset_inputs("split"),
+        pinned=pins("data", "masks"),
+        data=dataset_inputs("split"),
         definition=definition_files,
     output:
         frames=path("overlay_frames"),
@@ -187,7 +174,7 @@ rule overlays:
                 subcategory="{model}",
                 labels={"figure": "overlay", "space": Path(p).stem},
             )
-            for p in overlay_files(path("overlays"))
+            for p in TARGETS.overlay_files(path("overlays"))
         ],
     log:
         f"{LOGS}/overlays/{{benchmark}}/{{split}}/{{model}}.log",
@@ -198,31 +185,26 @@ rule overlays:
     resources:
         mem_mb=2000,
     params:
-        code=code("overlays"),
+        rerun_when_code_changes=code("overlays"),
         data=data_argument("split"),
-        predictions=lambda w, input: (
-            [model_path_argument(w.model, input.predictions)]
-            if PLAN.model(w.model).kind == "predictions"
-            else as_list(input.predictions)
-        ),
-        per_kind=OVERLAY_FRAMES,
+        per_kind=TARGETS.overlay_frames,
         folder=lambda w, output: Path(output.frames).parent,
     shell:
         cli(
             "overlays",
             "--benchmark {wildcards.benchmark:q} --data {params.data:q} --split {wildcards.split:q} "
-            "--frames-index {input.frames:q} --counts {input.counts:q} --predictions {params.predictions:q} "
-            "--frames {params.per_kind} --out-dir {params.folder:q}",
+            "--frames-index {input.frames:q} --counts {input.counts:q} --predictions {input.predictions:q} "
+            "--frames {params.per_kind} --out {params.folder:q}",
         )
 
 
 rule plot_data:
     input:
-        iou=plot_data_files("iou"),
-        confusion=plot_data_files("confusion"),
+        iou=TARGETS.plot_data_files("iou"),
+        confusion=TARGETS.plot_data_files("confusion"),
     output:
-        iou=f"{R}/plots/iou.csv",
-        confusion=f"{R}/plots/confusion.csv",
+        iou=path("plot_data_iou"),
+        confusion=path("plot_data_confusion"),
     log:
         f"{LOGS}/plot_data.log",
     conda:
@@ -230,7 +212,7 @@ rule plot_data:
     resources:
         mem_mb=1000,
     params:
-        code=code("plot-data"),
+        rerun_when_code_changes=code("plot-data"),
     shell:
         cli(
             "plot-data",

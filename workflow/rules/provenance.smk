@@ -14,7 +14,7 @@ checkpoint pull_pinned:
     resources:
         mem_mb=1000,
     params:
-        code=code("pull"),
+        rerun_when_code_changes=code("pull"),
         path=lambda w: PINNED[w.pin],
     shell:
         cli("pull", "{params.path:q} --out {output:q}")
@@ -22,7 +22,8 @@ checkpoint pull_pinned:
 
 checkpoint dataset_identity:
     input:
-        files=dataset_inputs("all"),
+        pinned=pins("data"),
+        data=dataset_inputs("all"),
         manifest=lambda w: [bench(w).manifest] if bench(w).manifest else [],
         definition=definition_files,
     output:
@@ -36,23 +37,22 @@ checkpoint dataset_identity:
     resources:
         mem_mb=1000,
     params:
-        code=code("manifest"),
+        rerun_when_code_changes=code("manifest"),
         data=data_argument("all"),
-        verify=lambda w, input: (
-            f"--verify {shlex.quote(input.manifest[0])}" if input.manifest else ""
-        ),
-        fingerprint=dataset_fingerprint,
+        dataset_manifest=lambda w, input: arguments.dataset_manifest_argument(input.manifest),
+        rerun_when_dataset_files_change=dataset_fingerprint,
     shell:
         cli(
             "manifest",
-            "--benchmark {wildcards.benchmark:q} --data {params.data:q} {params.verify} "
+            "--benchmark {wildcards.benchmark:q} --data {params.data:q} {params.dataset_manifest} "
             "--out {output.manifest:q} --dataset-id-out {output.dataset:q} --index-out {output.frames:q}",
         )
 
 
 checkpoint checkpoint_identity:
     input:
-        model=lambda w: model_files(w.model),
+        pinned=pins("model"),
+        model=model_files,
         definition=definition_files,
     output:
         path("identity"),
@@ -63,8 +63,10 @@ checkpoint checkpoint_identity:
     resources:
         mem_mb=1000,
     params:
-        code=code("identify"),
-        spec=lambda w, input: model_spec_argument(w.model, input),
+        rerun_when_code_changes=code("identify"),
+        spec=lambda w, input: MODE.model_spec(
+            w.model, config["models"][w.model], arguments.as_list(input.model)
+        ),
     shell:
         cli(
             "identify",

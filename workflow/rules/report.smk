@@ -5,34 +5,19 @@
 
 rule leaderboard:
     input:
-        submissions=[
-            path("submission", benchmark=b, split=s, model=m)
-            for b, s, m in PLAN.evaluations()
-        ],
-        floors=sorted(
-            {
-                path("metrics", benchmark=b, split=s, model="floor")
-                for b, s, _ in PLAN.evaluations()
-            }
-        ),
-        metrics=[
-            path("metrics", benchmark=b, split=s, model=m)
-            for b, s, m in PLAN.evaluations()
-        ],
-        uncertainty=uncertainty_files(),
-        slices=slice_files(),
+        **TARGETS.leaderboard_inputs(),
     output:
-        csv=f"{R}/leaderboard.csv",
-        md=f"{R}/leaderboard.md",
-        json=f"{R}/leaderboard.json",
+        csv=f"{path('leaderboard')}.csv",
+        md=f"{path('leaderboard')}.md",
+        json=f"{path('leaderboard')}.json",
         html=report(
-            f"{R}/leaderboard.html",
+            f"{path('leaderboard')}.html",
             caption="../report/leaderboard.rst",
             category="Leaderboard",
             labels={"table": "leaderboard"},
         ),
         metrics=config["metrics_file"],
-        tables=directory(f"{R}/tables"),
+        tables=directory(path("tables")),
     log:
         f"{LOGS}/leaderboard.log",
     conda:
@@ -40,11 +25,11 @@ rule leaderboard:
     resources:
         mem_mb=1000,
     params:
-        code=code("results"),
+        rerun_when_code_changes=code("results"),
         stem=lambda w, output: Path(output.csv).with_suffix(""),
         # A label, not a path the job opens: the Markdown names the results' folder, never a
         # job's staged local copy of it.
-        tables_label=lambda w: f"{R}/tables",
+        tables_label=lambda w: path("tables"),
     shell:
         cli(
             "results",

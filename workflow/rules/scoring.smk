@@ -7,8 +7,9 @@ rule score:
         audit=audit_gate,
         frames=frame_index,
         identity=identity_record,
-        predictions=predictions_input,
-        files=dataset_inputs("shard-labels"),
+        predictions=masks_input("shard"),
+        pinned=pins("data", "masks"),
+        data=dataset_inputs("shard-labels"),
         definition=definition_files,
     output:
         path("counts"),
@@ -22,52 +23,37 @@ rule score:
     resources:
         mem_mb=1000,
     params:
-        code=code("score"),
-        key=scoring_key,
+        rerun_when_code_changes=code("score"),
+        rerun_when_content_changes=scoring_key,
         data=data_argument("shard-labels"),
-        predictions=predictions_argument,
+        scored=scored_argument,
         shards=shard_total,
     shell:
         cli(
             "score",
             "--benchmark {wildcards.benchmark:q} --data {params.data:q} --frames {input.frames:q} "
             "--split {wildcards.split:q} --shard {wildcards.shard} --shards {params.shards} "
-            "--identity {input.identity:q} --predictions {params.predictions:q} --out {output:q}",
+            "{params.scored} --out {output:q}",
         )
 
 
-rule score_floor:
+# The floor's counts: the same job without a model (scored_argument: --floor).
+use rule score as score_floor with:
     input:
         audit=audit_gate,
         frames=frame_index,
-        files=dataset_inputs("shard-labels"),
+        pinned=pins("data"),
+        data=dataset_inputs("shard-labels"),
         definition=definition_files,
     output:
-        path("counts", model="floor"),
+        path("counts", model=FLOOR),
     log:
         f"{LOGS}/score_floor/{{benchmark}}/{{split}}/shard-{{shard}}.log",
-    conda:
-        ENV
-    threads: 2
-    resources:
-        mem_mb=1000,
-    params:
-        code=code("score"),
-        key=scoring_key,
-        data=data_argument("shard-labels"),
-        shards=shard_total,
-    shell:
-        cli(
-            "score",
-            "--benchmark {wildcards.benchmark:q} --data {params.data:q} --frames {input.frames:q} "
-            "--split {wildcards.split:q} --shard {wildcards.shard} --shards {params.shards} "
-            "--floor --out {output:q}",
-        )
 
 
 rule metrics:
     input:
-        counts=lambda w: counts_of(w, w.model),
+        counts=model_counts,
         frames=frame_index,
         definition=definition_files,
     output:
@@ -79,10 +65,10 @@ rule metrics:
     resources:
         mem_mb=2000,
     params:
-        code=code("metrics"),
-        # a re-run trigger: the document names the dataset, so a change anywhere in the data (an
-        # image, a train label) that leaves these counts alone still re-makes it
-        dataset_id=dataset_id,
+        rerun_when_code_changes=code("metrics"),
+        # the document names the dataset: a change anywhere in the data (an image, a train
+        # label) that leaves these counts alone still re-makes it
+        rerun_when_dataset_changes=dataset_id,
     shell:
         cli(
             "metrics",
@@ -94,7 +80,7 @@ rule metrics:
 rule submission:
     input:
         metrics=path("metrics"),
-        floor=path("metrics", model="floor"),
+        floor=path("metrics", model=FLOOR),
         uncertainty=path("uncertainty"),
         identity=identity_record,
         dataset=dataset_record,
@@ -110,9 +96,9 @@ rule submission:
     resources:
         mem_mb=1000,
     params:
-        code=code("record"),
-        dataset_id=dataset_id,
-        checkpoint_sha256=checkpoint_sha256,
+        rerun_when_code_changes=code("record"),
+        rerun_when_dataset_changes=dataset_id,
+        rerun_when_checkpoint_changes=checkpoint_sha256,
     shell:
         cli(
             "record",

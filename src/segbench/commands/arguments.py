@@ -225,8 +225,8 @@ def add_comparison(p: argparse.ArgumentParser) -> None:
 
 def args_uncertainty(p: argparse.ArgumentParser) -> None:
     add_comparison(p)
-    add_renamed(p, "--dataset-manifest", "--manifest", type=input_path, required=True,
-                help="the dataset manifest (frame -> group)")
+    p.add_argument("--frames", type=input_path, required=True,
+                   help="the frame index (`segbench manifest --index-out`): each frame's group")
     p.add_argument("--resamples", type=positive_int, default=1000, help="bootstrap resamples of the units")
     p.add_argument("--seed", type=int, default=0, help="the bootstrap's random seed")
     p.add_argument("--out", type=output_path, required=True, help="the file written")

@@ -191,7 +191,7 @@ def run_results(step: ModuleType, args: argparse.Namespace) -> None:
 
 def run_uncertainty(step: ModuleType, args: argparse.Namespace) -> None:
     benchmark = benchmark_of(args)
-    document = step.uncertainty(benchmark, args.counts, args.baseline_counts, args.floor_counts, args.dataset_manifest,
+    document = step.uncertainty(benchmark, args.counts, args.baseline_counts, args.floor_counts, args.frames,
                                 args.resamples, args.seed, args.out)
     print(f"{len(document['intervals'])} intervals over {document['groups']} {benchmark.group_key} groups")
 

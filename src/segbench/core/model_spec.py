@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ..errors import SegbenchError
+
+T = TypeVar("T")
 
 MODES = ("whole", "slide", "multi-scale")
 # Which fields each mode takes (beyond `mode`); the rest must be left out.
@@ -173,3 +175,12 @@ def shard_of(frame_id: str, shards: int) -> int:
     moves no other frame to another shard."""
     digest = hashlib.sha256(frame_id.encode("utf-8")).digest()
     return int.from_bytes(digest[:8], "big") % shards
+
+
+def by_shard(items: Iterable[T], frame_id: Callable[[T], str], shards: int) -> dict[int, list[T]]:
+    """`items` (frames, or frame index entries) grouped by the shard of their frame id
+    (shard_of), each group in the items' order: the one membership the plan and the steps read."""
+    grouped: dict[int, list[T]] = {}
+    for item in items:
+        grouped.setdefault(shard_of(frame_id(item), shards), []).append(item)
+    return grouped

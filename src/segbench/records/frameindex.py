@@ -73,6 +73,11 @@ def read_index(path: Path, benchmark: str) -> dict[str, Any]:
     return index
 
 
+def index_groups(index: dict[str, Any]) -> dict[str, str]:
+    """frame_id -> group id (wall, drive, user): the independent units a bootstrap resamples."""
+    return {e["frame_id"]: e["group_id"] for e in index["frames"]}
+
+
 def index_frames(index: dict[str, Any], data: Path) -> list[Frame]:
     """The index's frames as Frame records, their files inside `data`."""
     data = Path(data)

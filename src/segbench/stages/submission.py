@@ -12,9 +12,10 @@ from ..core.evaluation import beats, headline, record_results
 from ..core.headline import PairedDifference
 from ..core.significance import floor_verdict
 from ..errors import SegbenchError
-from ..io.fileio import atomic_write_text
+from ..io.fileio import atomic_write_text, read_json
 from ..io.paths import schema_path
 from ..io.schemas import validate
+from ..protocols.definitions import load_benchmark
 from ..records.identity import ModelIdentity
 
 
@@ -114,12 +115,14 @@ def write_record(path: Path, record: dict[str, Any], benchmark: Benchmark) -> No
     atomic_write_text(path, dumps(record))
 
 
-def read_record(path: Path, benchmark: Benchmark) -> dict[str, Any]:
-    try:
-        record = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise SegbenchError(f"{path}: submission record not found") from None
-    except json.JSONDecodeError as exc:
-        raise SegbenchError(f"{path}: not JSON ({exc})") from None
+def read_record(path: Path, benchmark: Benchmark | None = None) -> dict[str, Any]:
+    """A submission record, validated against the schemas of `benchmark` (by default the one its
+    `benchmark` field names) before anything reads it: write_record's counterpart."""
+    record = read_json(path, "submission record")
+    if benchmark is None:
+        name = record.get("benchmark") if isinstance(record, dict) else None
+        if not isinstance(name, str):
+            raise SegbenchError(f"{path}: not a submission record (no 'benchmark' field naming its benchmark)")
+        benchmark = load_benchmark(name)
     validate_record(record, benchmark, path)
     return record

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..core.benchmark import Benchmark
-from ..core.model_spec import shard_of
+from ..core.model_spec import by_shard
 from ..datasets import read_dataset, select_split
 from ..datasets.base import Frame
 from ..errors import SegbenchError
@@ -38,4 +38,4 @@ def shard(frames: Sequence[Frame], shards: int | None, index: int | None) -> lis
         raise SegbenchError("--shard needs --shards N (the split's shard count, at least 1)")
     if not 0 <= index < shards:
         raise SegbenchError(f"shard {index} does not exist: the split is cut into {shards} shard(s)")
-    return [f for f in frames if shard_of(f.frame_id, shards) == index]
+    return by_shard(frames, lambda f: f.frame_id, shards).get(index, [])

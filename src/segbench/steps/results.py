@@ -9,24 +9,15 @@ from pathlib import Path
 from typing import Any
 
 from ..core.evaluation import record_results
-from ..errors import SegbenchError
 from ..io.fileio import atomic_write_texts, read_json, write_json, write_text
 from ..protocols.definitions import load_benchmark
 from ..stages import leaderboard, results_csv, results_markdown, results_page
-from ..stages.submission import validate_record
+from ..stages.submission import read_record
 
 
 def read_records(paths: Sequence[Path]) -> list[dict[str, Any]]:
     """Submission records, each validated against its benchmark's schemas before it is tabled."""
-    records = []
-    for path in paths:
-        record = read_json(path)
-        name = record.get("benchmark") if isinstance(record, dict) else None
-        if not isinstance(name, str):
-            raise SegbenchError(f"{path}: not a submission record (no 'benchmark' field naming its benchmark)")
-        validate_record(record, load_benchmark(name), path)
-        records.append(record)
-    return records
+    return [read_record(path) for path in paths]
 
 
 def spec_fields(document: dict[str, Any]) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from ..core.benchmark import Benchmark, SliceSpec
 from ..core.bootstrap import CONFIDENCE
 from ..core.slices import MIN_UNITS, slice_results
 from ..io.fileio import write_json
-from ..records.frameindex import read_index
+from ..records.frameindex import index_groups, read_index
 from .comparison import comparison_subjects
 from .counts import counts_split
 
@@ -25,7 +25,8 @@ def slices(benchmark: Benchmark, counts: Sequence[Path], baseline: Sequence[Path
     if slicings is not None:
         benchmark = dataclasses.replace(benchmark, slices=slicings)
     subjects = comparison_subjects(benchmark, counts, baseline, floor)
-    frames = read_index(index, benchmark.name)["frames"]
+    document_of_index = read_index(index, benchmark.name)
+    frames = document_of_index["frames"]
     model = subjects["model"]
     document = {
         "benchmark": benchmark.name,
@@ -40,7 +41,7 @@ def slices(benchmark: Benchmark, counts: Sequence[Path], baseline: Sequence[Path
         "slicings_from": "benchmark" if slicings is None else "config",
         "slicings": slice_results(
             benchmark, model, {"baseline": subjects["baseline"], "floor": subjects["floor"]},
-            {e["frame_id"]: e["group_id"] for e in frames}, {e["frame_id"]: e["meta"] for e in frames},
+            index_groups(document_of_index), {e["frame_id"]: e["meta"] for e in frames},
             resamples, seed),
     }
     write_json(out, document)

@@ -9,9 +9,9 @@ from typing import Any
 from ..core.benchmark import Benchmark
 from ..core.model_spec import ModelSpec
 from ..errors import SegbenchError
-from ..io.fileio import atomic_write_text, read_json_fields
+from ..io.fileio import read_json_fields
 from ..records.identity import ModelIdentity, read_identity
-from ..stages.submission import build_record, dumps, floor_comparison, validate_record
+from ..stages.submission import build_record, floor_comparison, validate_record, write_record
 
 
 def inference_record(spec: ModelSpec, benchmark: Benchmark) -> tuple[int | None, dict[str, Any] | None]:
@@ -85,9 +85,8 @@ def submission(
     team: str | None = None,
 ) -> dict[str, Any]:
     """Build, validate and write the submission record of one (model, split)."""
-    record = submission_record(benchmark, metrics, floor_metrics, dataset_id, identity, inference, uncertainty, out,
-                               team)
-    atomic_write_text(out, dumps(record))
+    record = built_record(benchmark, metrics, floor_metrics, dataset_id, identity, inference, uncertainty, team)
+    write_record(out, record, benchmark)
     return record
 
 
@@ -102,13 +101,30 @@ def submission_record(
     out: Path,
     team: str | None = None,
 ) -> dict[str, Any]:
-    """The submission record of one (model, split), validated against the schemas (as `out`);
-    `inference` is (inference_size, inference block), as `inference_record` gives them;
-    `uncertainty` the model's bootstrap document, whose paired comparison with the floor decides
-    the record's floor verdict."""
+    """The submission record of one (model, split) (built_record), validated against the schemas
+    (as `out`), for a caller that writes it itself."""
+    record = built_record(benchmark, metrics, floor_metrics, dataset_id, identity, inference, uncertainty, team)
+    validate_record(record, benchmark, out)
+    return record
+
+
+def built_record(
+    benchmark: Benchmark,
+    metrics: dict[str, Any],
+    floor_metrics: dict[str, Any],
+    dataset_id: str,
+    identity: ModelIdentity,
+    inference: tuple[int | None, dict[str, Any] | None],
+    uncertainty: dict[str, Any],
+    team: str | None = None,
+) -> dict[str, Any]:
+    """The submission record of one (model, split), not yet validated; `inference` is
+    (inference_size, inference block), as `inference_record` gives them; `uncertainty` the
+    model's bootstrap document, whose paired comparison with the floor decides the record's
+    floor verdict."""
     if floor_metrics["split"] != metrics["split"] or floor_metrics["frames"] != metrics["frames"]:
         raise SegbenchError("the floor and the model were scored on different frames; refusing to compare them")
-    record = build_record(
+    return build_record(
         benchmark,
         dataset_id,
         metrics["split"],
@@ -122,5 +138,3 @@ def submission_record(
         floor_comparison(uncertainty, ".".join(benchmark.floor_compare_on)),
         team,
     )
-    validate_record(record, benchmark, out)
-    return record

@@ -9,7 +9,8 @@ from typing import Any
 
 from ..core.benchmark import Benchmark
 from ..core.bootstrap import bootstrap
-from ..io.fileio import read_json, write_json
+from ..io.fileio import write_json
+from ..records.frameindex import index_groups, read_index
 from .comparison import comparison_subjects
 from .counts import counts_split
 
@@ -29,8 +30,9 @@ def uncertainty_document(benchmark: Benchmark, counts: Sequence[Path], baseline:
 
 
 def uncertainty(benchmark: Benchmark, counts: Sequence[Path], baseline: Sequence[Path], floor: Sequence[Path],
-                manifest: Path, resamples: int, seed: int, out: Path) -> dict[str, Any]:
-    document = uncertainty_document(benchmark, counts, baseline, floor, manifest_groups(benchmark, read_json(manifest)),
-                                    resamples, seed)
+                index: Path, resamples: int, seed: int, out: Path) -> dict[str, Any]:
+    """The model's bootstrap document over the groups the frame index (`index`) gives each frame, written to `out`."""
+    groups = index_groups(read_index(index, benchmark.name))
+    document = uncertainty_document(benchmark, counts, baseline, floor, groups, resamples, seed)
     write_json(out, document)
     return document

@@ -2,9 +2,10 @@
 
 The workflow gives each rule the digest of these files' bytes as a parameter (`command_key`), so
 a code change re-runs exactly the steps whose code it touches, a file rewritten with the same
-bytes re-runs nothing, and no list of modules is kept by hand. A parameter rather than ~70 input
-files a job: Snakemake's planning time grows with every declared input of every job, and the
-jobs run the installed package, not the files of the checkout. A subcommand runs the CLI module
+bytes re-runs nothing, and no list of modules is kept by hand. A parameter rather than the
+source files as inputs of every job: Snakemake's planning time grows with every declared input
+of every job (docs/performance.md), and the jobs run the installed package, not the files of the
+checkout. A subcommand runs the CLI module
 and its step module (segbench.commands.cli.COMMANDS names it; the caller looks it up, so this
 module, a layer below the commands, imports none of them); each module depends on every segbench
 module it imports, at its top or inside a function (a lazy import is still code the step may
@@ -15,7 +16,7 @@ JSON schemas (segbench.io.schemas), the label table (segbench.protocols.idd.tabl
 results page's style and script (segbench.stages.results_page).
 
 Pure text over the checkout's own src/segbench (the code its jobs run, whichever copy of the
-package is installed): nothing is imported, so this runs at every Snakemake start in milliseconds.
+package is installed): nothing is imported, so it is cheap enough for every Snakemake start.
 """
 
 from __future__ import annotations
@@ -114,8 +115,8 @@ class CodeGraph:
 
 # An import statement at the start of a line, anywhere (a lazy import inside a function counts):
 # `from BASE import NAMES` (NAMES possibly in parentheses over several lines) or `import MODULES`.
-# A regular expression rather than a parse: this runs at every Snakemake start, over about 100
-# modules, where ast.parse and a walk of every node took half a second.
+# A regular expression rather than a parse: this runs at every Snakemake start, over every
+# module of the package (docs/performance.md has what a parse cost).
 IMPORT = re.compile(
     r"^[ \t]*(?:from[ \t]+(?P<base>\.*[\w.]*)[ \t]+import[ \t]+(?P<names>\([^)]*\)|[^\n#;]*)"
     r"|import[ \t]+(?P<modules>[^\n#;]*))",

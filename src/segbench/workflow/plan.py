@@ -3,11 +3,9 @@ models, and the files each job depends on. The Snakefile builds its DAG from thi
 
 The frame list comes from the committed manifest when the config names one (so a fresh clone
 knows its DAG before `dvc pull`), else from the dataset's frames.csv. A frame's shard is a stable
-hash of its id (spec.shard_of), so adding or removing a frame changes one shard only.
-
-The content keys say which bytes a shard job's result depends on, read from the frame index and
-the identity records the graph produced (frameindex, identity): a job whose key is unchanged is
-not re-run, whatever the files' times say.
+hash of its id (model_spec.by_shard), so adding or removing a frame changes one shard only.
+Once dataset_identity has written the frame index, the jobs read their frames from it, never from
+this plan (keys.py reads their content keys from it).
 """
 
 from __future__ import annotations
@@ -21,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.benchmark import Benchmark
-from ..core.model_spec import ModelSpec, shard_of, shard_total
+from ..core.model_spec import ModelSpec, by_shard, shard_total
 from ..datasets import dataset_format, read_dataset
 from ..errors import SegbenchError
 from ..protocols.definitions import load_benchmark
@@ -74,7 +72,8 @@ class BenchmarkPlan:
 
     def read_manifest(self) -> dict:
         """The config's manifest, checked (provenance.check_manifest) the first time its bytes are
-        seen: the plan reads it at every start, and checking 20,000 frames takes most of a second.
+        seen: the plan reads it at every start, and the check is most of a large manifest's cost
+        (docs/performance.md).
         A marker under `checked`, named by a digest of its text, the schema and the benchmark's id
         fields, says it passed; the dataset_identity job checks it again whenever it runs."""
         text = provenance.read_manifest_text(Path(self.manifest))
@@ -128,12 +127,8 @@ class BenchmarkPlan:
 
     @cached_property
     def _by_shard(self) -> dict[tuple[str, int], list[PlannedFrame]]:
-        by_shard: dict[tuple[str, int], list[PlannedFrame]] = {}
-        for split in self.splits:
-            total = self.shard_total(split)
-            for frame in self.split_frames(split):
-                by_shard.setdefault((split, shard_of(frame.frame_id, total)), []).append(frame)
-        return by_shard
+        return {(split, shard): frames for split in self.splits
+                for shard, frames in by_shard(self.split_frames(split), frame_id, self.shard_total(split)).items()}
 
     def shard_frames(self, split: str, shard: int) -> list[PlannedFrame]:
         """The frames of one shard, in frame_id order (possibly none, for a small split)."""
@@ -175,53 +170,8 @@ class BenchmarkPlan:
         return digest.hexdigest()
 
 
-def content_key(document: object) -> str:
-    """A short stable digest of a JSON-able document: what a job's parameter holds."""
-    return hashlib.sha256(json.dumps(document, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:32]
-
-
-class FrameIndex:
-    """The frames of a frame index (frameindex) by split and shard, read once per change of the file."""
-
-    _cache: dict[str, tuple[tuple[int, int], FrameIndex]] = {}
-
-    def __init__(self, entries: list[dict]):
-        self.entries = sorted(entries, key=lambda e: e["frame_id"])
-        self._shards: dict[tuple[str, int], dict[int, list[dict]]] = {}
-
-    @classmethod
-    def read(cls, path: str) -> FrameIndex:
-        st = os.stat(path)
-        stamp = (st.st_mtime_ns, st.st_size)
-        cached = cls._cache.get(path)
-        if cached is None or cached[0] != stamp:
-            with open(path, encoding="utf-8") as handle:
-                cached = (stamp, cls(json.load(handle)["frames"]))
-            cls._cache[path] = cached
-        return cached[1]
-
-    def shard(self, split: str, shard: int, shards: int) -> list[dict]:
-        """The entries of one shard of the split, in frame_id order."""
-        if (split, shards) not in self._shards:
-            grouped: dict[int, list[dict]] = {}
-            for entry in self.entries:
-                if entry["split"] == split:
-                    grouped.setdefault(shard_of(entry["frame_id"], shards), []).append(entry)
-            self._shards[(split, shards)] = grouped
-        return self._shards[(split, shards)].get(shard, [])
-
-
-def shard_content(index: str, split: str, shard: int, shards: int, fields: tuple[str, ...]) -> list:
-    """[frame_id, *fields] of each frame of the shard in the frame index, in frame_id order."""
-    return [[e["frame_id"], *(e[f] for f in fields)] for e in FrameIndex.read(index).shard(split, shard, shards)]
-
-
-def model_content(entry: dict, record: dict) -> dict:
-    """What a model's predictions depend on: its bytes and label space (its identity record) and
-    every setting of its config entry but where it lies and its role."""
-    settings = {k: v for k, v in entry.items() if k not in ("path", "role")}
-    return {"settings": settings, "sha256": record["checkpoint_sha256"], "label_space": record["label_space"],
-            "classes": record["classes"]}
+def frame_id(frame: PlannedFrame) -> str:
+    return frame.frame_id
 
 
 @dataclass(frozen=True)

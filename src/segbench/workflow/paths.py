@@ -1,0 +1,61 @@
+"""Where the workflow writes each result: one path template per result, filled from a job's
+wildcards (benchmark, split, model, shard; report, space, metric of a figure; pin of a restored
+input). Every rule and target list names a result by its key here, never by a path of its own."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+TEMPLATES = {
+    "pinned": "{R}/pinned/{pin}.json",
+    "manifest": "{R}/{benchmark}/manifest.json",
+    "dataset": "{R}/{benchmark}/dataset.json",
+    "frames": "{R}/{benchmark}/frames.json",
+    "audit": "{R}/{benchmark}/audit.json",
+    "audit_text": "{R}/{benchmark}/audit.txt",
+    "identity": "{R}/{benchmark}/models/{model}/identity.json",
+    "predictions": "{R}/{benchmark}/{split}/{model}/predictions/shard-{shard}",
+    "counts": "{R}/{benchmark}/{split}/{model}/counts/shard-{shard}.parquet",
+    "metrics": "{R}/{benchmark}/{split}/{model}/metrics.json",
+    "submission": "{R}/{benchmark}/{split}/{model}/submission.json",
+    "uncertainty": "{R}/{benchmark}/{split}/{model}/uncertainty.json",
+    "slices": "{R}/{benchmark}/{split}/{model}/slices.json",
+    "plot_iou": "{R}/{benchmark}/{split}/{model}/plots/iou-{report}.png",
+    "plot_iou_csv": "{R}/{benchmark}/{split}/{model}/plots/iou-{report}.csv",
+    "plot_confusion": "{R}/{benchmark}/{split}/{model}/plots/confusion-{space}.png",
+    "plot_confusion_csv": "{R}/{benchmark}/{split}/{model}/plots/confusion-{space}.csv",
+    "plot_fraction": "{R}/{benchmark}/{split}/{model}/plots/fraction-{metric}.png",
+    "overlays": "{R}/{benchmark}/{split}/{model}/overlays",
+    "overlay_frames": "{R}/{benchmark}/{split}/{model}/overlays/frames.json",
+    "plot_data_iou": "{R}/plots/iou.csv",
+    "plot_data_confusion": "{R}/plots/confusion.csv",
+    "leaderboard": "{R}/leaderboard",  # the stem of leaderboard.{csv,md,json,html}
+    "tables": "{R}/tables",
+}
+WILDCARDS = ("benchmark", "split", "model", "shard", "report", "space", "metric", "pin")
+
+
+class ResultPaths:
+    """The paths of the results under the folder `results`."""
+
+    def __init__(self, results: str):
+        self.results = results
+        # each wildcard standing for itself: what a template keeps where no value is given
+        self._unfilled = {name: f"{{{name}}}" for name in WILDCARDS} | {"R": results}
+
+    def path(self, name: str, **values: object) -> str:
+        """The path of result `name` with the given wildcard values; the others stay wildcards."""
+        return TEMPLATES[name].format_map(self._unfilled | values)
+
+
+
+def pin_name(path: str) -> str:
+    """The {pin} of a DVC-pinned input: its path as one path component."""
+    return "--".join(Path(path).parts)
+
+
+def one_of(names: Iterable[str]) -> str:
+    """A wildcard's constraint: exactly one of `names` (a wildcard sees one path component only)."""
+    return "|".join(re.escape(n) for n in names)
