@@ -39,7 +39,9 @@ checkpoint dataset_identity:
     params:
         rerun_when_code_changes=code("manifest"),
         data=data_argument("all"),
-        dataset_manifest=lambda w, input: arguments.dataset_manifest_argument(input.manifest),
+        dataset_manifest=lambda w, input: arguments.dataset_manifest_argument(
+            input.manifest
+        ),
         rerun_when_dataset_files_change=dataset_fingerprint,
     shell:
         cli(
