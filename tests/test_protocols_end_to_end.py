@@ -73,6 +73,8 @@ def test_easyportrait_best_with_its_wrong_pixels_void_earns_nothing_for_them(tmp
     mAcc stay exactly its own and the mIoU is mmseg's (nanmean of histc areas, forgery_fixtures),
     strictly below 1.0 (dropping them gave 1.0)."""
     from forgery_fixtures import VOID, mmseg_areas, read, void_the_wrong_pixels
+    from segbench.commands.oneshot import model_folder
+    from segbench.io.fileio import sha256_file
     from segbench.steps.frames import frames_of_split
     from segbench.steps.metrics import metrics_document
 
@@ -85,13 +87,15 @@ def test_easyportrait_best_with_its_wrong_pixels_void_earns_nothing_for_them(tmp
                  "--work-dir", str(work)]) == 0, capsys.readouterr().err
     frames = frames_of_split(benchmark, root / "data-easyportrait", "test")
     scored = work / "easyportrait" / "test"
-    forged = void_the_wrong_pixels(frames, scored / "easyportrait-best" / "predictions", tmp_path / "forged")
+    best_folder = scored / model_folder("easyportrait-best", sha256_file(root / "artifacts" / "easyportrait-best.pt"))
+    forged = void_the_wrong_pixels(frames, best_folder / "predictions", tmp_path / "forged")
     assert main([*common, "--checkpoint", str(forged), "--checkpoint-kind", "predictions", "--label-space",
                  "easyportrait-9", "--work-dir", str(work), "--emit-submission", str(tmp_path / "submission.json")]) == 0
     assert "pixels predicted as void in 'easyportrait-9'" in capsys.readouterr().out
     record = json.loads((tmp_path / "submission.json").read_text())
-    best = metrics_document(benchmark, [scored / "easyportrait-best" / "counts.parquet"])["results"]["easyportrait_9"]
-    results = metrics_document(benchmark, [scored / "forged" / "counts.parquet"])["results"]["easyportrait_9"]
+    best = metrics_document(benchmark, [best_folder / "counts.parquet"])["results"]["easyportrait_9"]
+    results = metrics_document(benchmark, [scored / model_folder("forged", record["checkpoint_sha256"]) / "counts.parquet"]
+                               )["results"]["easyportrait_9"]
 
     pairs = [(read(f.label), read(forged / f.prediction)) for f in frames]
     assert record["pixels_predicted_void"] == sum(int(((pred == VOID) & (gt != VOID)).sum()) for gt, pred in pairs) > 0
