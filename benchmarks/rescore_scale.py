@@ -37,8 +37,9 @@ from PIL import Image
 from sqlalchemy import select, update
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT / "benchmarks")]
+sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "benchmarks")]
 
+from server_fixtures import BENCHMARK, PHASE, SPLIT, phases_text  # noqa: E402
 from timing import machine  # noqa: E402
 
 import segbench.stages.scoring as stage_scoring  # noqa: E402
@@ -55,19 +56,8 @@ from segbench.steps.dataset_identity import write_identity  # noqa: E402
 from segbench.steps.scoring import score_model  # noqa: E402
 from segbench.stages.uploads import png  # noqa: E402
 
-BENCHMARK, PHASE, SPLIT = "painting-vision", "test", "test"
 WIDTH, HEIGHT = 32, 24
 PER_TEAM = 10
-PHASES = f"""benchmark: {BENCHMARK}
-phases:
-  - name: {PHASE}
-    split: {SPLIT}
-    quota_per_day: null
-    quota_total: null
-    selection: 1
-    show_scores: true
-    private_fraction: 0.5
-"""
 
 
 def generated_split(folder: Path, frames: int, per_wall: int, rng: np.random.Generator) -> list[str]:
@@ -216,7 +206,7 @@ def main() -> None:
         old_id = write_identity(benchmark, data, None, manifest, None, None)["dataset_id"]
         db = f"sqlite:///{folder / 'server.db'}"
         host.init(db, str(folder / "store"))
-        (folder / f"{BENCHMARK}.yaml").write_text(PHASES)
+        (folder / f"{BENCHMARK}.yaml").write_text(phases_text("null"))
         host.add_phase(db, BENCHMARK, PHASE, data, manifest, phases=folder / f"{BENCHMARK}.yaml")
         start = time.perf_counter()
         stored_submissions(db, data, ids, old_id, args.submissions, args.distinct, folder, rng)

@@ -38,8 +38,8 @@ from segbench.server.launch import start_server
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "benchmarks")]
 
-from server_fixtures import (BENCHMARK, DATA, MANIFEST, PHASE, SPLIT, call, environment,  # noqa: E402
-                             make_upload, split_frames)
+from server_fixtures import (BENCHMARK, DATA, MANIFEST, PHASE, call, environment,  # noqa: E402
+                             make_upload, phases_text, split_frames)
 from timing import machine  # noqa: E402
 
 from segbench.io.fileio import sha256_file  # noqa: E402
@@ -50,16 +50,6 @@ from segbench.server.models import Phase, Submission, Team  # noqa: E402
 from segbench.server.settings import Settings  # noqa: E402
 from segbench.server.worker import work_once  # noqa: E402
 
-OPEN_PHASE = f"""benchmark: {BENCHMARK}
-phases:
-  - name: {PHASE}
-    split: {SPLIT}
-    quota_per_day: null
-    quota_total: null
-    selection: 1
-    show_scores: true
-    private_fraction: 0.5
-"""
 CONCURRENCY, READERS = 8, 50
 
 
@@ -67,7 +57,7 @@ def deployment_in(folder: Path) -> str:
     folder.mkdir()
     db = f"sqlite:///{folder / 'server.db'}"
     host.init(db, str(folder / "store"))
-    (folder / f"{BENCHMARK}.yaml").write_text(OPEN_PHASE)
+    (folder / f"{BENCHMARK}.yaml").write_text(phases_text("null"))
     host.add_phase(db, BENCHMARK, PHASE, DATA, MANIFEST, phases=folder / f"{BENCHMARK}.yaml")
     return db
 

@@ -28,17 +28,23 @@ from segbench.server.launch import start_server
 ROOT = Path(__file__).resolve().parents[1]
 DATA, MANIFEST = ROOT / "data", ROOT / "data_manifest.json"
 BENCHMARK, PHASE, SPLIT = "painting-vision", "test", "test"
-# The tests' phase: always open, a quota no test reaches.
-PHASES = f"""benchmark: {BENCHMARK}
+
+
+def phases_text(quota_total: str = "100") -> str:
+    """A phases file of one phase `test`, always open, of `quota_total` uploads per team ("null": no limit)."""
+    return f"""benchmark: {BENCHMARK}
 phases:
   - name: {PHASE}
     split: {SPLIT}
     quota_per_day: null
-    quota_total: 100
+    quota_total: {quota_total}
     selection: 1
     show_scores: true
     private_fraction: 0.5
 """
+
+
+PHASES = phases_text()  # the tests' phase: a quota no test reaches
 # Fast settings for the tests: a short lease and poll, a small bootstrap.
 WORKER_OPTIONS = ("--lease-seconds", "3", "--poll-seconds", "0.2", "--resamples", "50")
 

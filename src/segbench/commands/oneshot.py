@@ -19,9 +19,9 @@ from typing import Any
 from ..core.headline import headline_report
 from ..core.model_spec import ModelSpec
 from ..errors import AuditFailed, SegbenchError
-from ..io.fileio import atomic_write_texts, write_json
+from ..io.fileio import write_json
 from ..protocols.definitions import load_benchmark
-from ..stages.submission import dumps
+from ..stages.submission import write_records
 from ..steps.audit import run_audit
 from ..steps.dataset_identity import dataset_manifest
 from ..steps.frames import frames_of_split
@@ -30,7 +30,7 @@ from ..steps.metrics import metrics_document
 from ..steps.model_identity import model_identity
 from ..steps.results import results
 from ..steps.scoring import check_predictions, score_floor, score_model
-from ..steps.submission import inference_record, submission_record
+from ..steps.submission import built_record, inference_record
 from ..steps.uncertainty import manifest_groups, uncertainty_document
 from ..workflow.config import load_config
 from ..io.overlap import overlaps, refuse_overlaps
@@ -214,12 +214,12 @@ def run(args: argparse.Namespace) -> None:
     with timed("bootstrap"):
         bootstraps = uncertainties(benchmark, folders, baselines, manifest_groups(benchmark, manifest),
                                    config["bootstrap"])
-    records = {spec.name: submission_record(benchmark, documents[spec.name], floor, manifest["dataset_id"],
-                                            identities[spec.name][0], inference_record(spec, benchmark),
-                                            bootstraps[spec.name], targets[spec.name], args.team if spec is model else None)
+    records = {spec.name: built_record(benchmark, documents[spec.name], floor, manifest["dataset_id"],
+                                       identities[spec.name][0], inference_record(spec, benchmark),
+                                       bootstraps[spec.name], args.team if spec is model else None)
                for spec in specs}
     documents["floor"] = floor
-    atomic_write_texts({targets[name]: dumps(record) for name, record in records.items()})  # all or none
+    write_records({targets[name]: record for name, record in records.items()}, benchmark)  # all or none
     for name, target in targets.items():
         print(f"submission record ({name}): {target}")
     for name in documents:  # the files the results table reads, as the workflow's steps write them

@@ -12,7 +12,7 @@ from ..core.evaluation import beats, headline, record_results
 from ..core.headline import PairedDifference
 from ..core.significance import floor_verdict
 from ..errors import SegbenchError
-from ..io.fileio import atomic_write_text, read_json
+from ..io.fileio import atomic_write_texts, read_json
 from ..io.paths import schema_path
 from ..io.schemas import validate
 from ..protocols.definitions import load_benchmark
@@ -111,8 +111,14 @@ def dumps(record: dict[str, Any]) -> str:
 
 def write_record(path: Path, record: dict[str, Any], benchmark: Benchmark) -> None:
     """Validate against the schemas, then write atomically: an invalid record is never written."""
-    validate_record(record, benchmark, path)
-    atomic_write_text(path, dumps(record))
+    write_records({path: record}, benchmark)
+
+
+def write_records(records: dict[Path, dict[str, Any]], benchmark: Benchmark) -> None:
+    """write_record of several records as one set: each validated first, then all written or none."""
+    for path, record in records.items():
+        validate_record(record, benchmark, path)
+    atomic_write_texts({path: dumps(record) for path, record in records.items()})
 
 
 def read_record(path: Path, benchmark: Benchmark | None = None) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from ..core.model_spec import ModelSpec
 from ..errors import SegbenchError
 from ..io.fileio import read_json_fields
 from ..records.identity import ModelIdentity, read_identity
-from ..stages.submission import build_record, floor_comparison, validate_record, write_record
+from ..stages.submission import build_record, floor_comparison, write_record
 
 
 def inference_record(spec: ModelSpec, benchmark: Benchmark) -> tuple[int | None, dict[str, Any] | None]:
@@ -87,24 +87,6 @@ def submission(
     """Build, validate and write the submission record of one (model, split)."""
     record = built_record(benchmark, metrics, floor_metrics, dataset_id, identity, inference, uncertainty, team)
     write_record(out, record, benchmark)
-    return record
-
-
-def submission_record(
-    benchmark: Benchmark,
-    metrics: dict[str, Any],
-    floor_metrics: dict[str, Any],
-    dataset_id: str,
-    identity: ModelIdentity,
-    inference: tuple[int | None, dict[str, Any] | None],
-    uncertainty: dict[str, Any],
-    out: Path,
-    team: str | None = None,
-) -> dict[str, Any]:
-    """The submission record of one (model, split) (built_record), validated against the schemas
-    (as `out`), for a caller that writes it itself."""
-    record = built_record(benchmark, metrics, floor_metrics, dataset_id, identity, inference, uncertainty, team)
-    validate_record(record, benchmark, out)
     return record
 
 
