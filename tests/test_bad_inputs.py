@@ -1437,7 +1437,7 @@ def test_read_only_folder_for_the_records(world, tmp_path, monkeypatch, capsys):
     run = oneshot_run(tmp_path, world.pt, world=world)
     assert oneshot.main(run.argv) == 1
     err = capsys.readouterr().err
-    assert "submission.json.partial: cannot write: Read-only file system; none of" in err and "Traceback" not in err
+    assert "submission.json.partial: cannot write: read-only file system; none of" in err and "Traceback" not in err
     assert not (tmp_path / "out" / "submission.json").exists()
 
 

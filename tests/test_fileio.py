@@ -100,13 +100,15 @@ def test_write_json_is_indented_utf8_with_a_final_newline(tmp_path):
 
 
 def test_read_json_names_what_is_missing_or_not_json(tmp_path):
+    with pytest.raises(SegbenchError, match=r"^.*: is a folder, expected a file$"):
+        read_json(tmp_path, "frame index")
     with pytest.raises(SegbenchError, match=r"x\.json: frame index not found$"):
         read_json(tmp_path / "x.json", "frame index")
     (tmp_path / "bad.json").write_text("{")
     with pytest.raises(SegbenchError, match=r"bad\.json: not JSON \("):
         read_json(tmp_path / "bad.json")
-    (tmp_path / "latin.json").write_bytes(b'"\xe9"')
-    with pytest.raises(SegbenchError, match=r"latin\.json: not JSON \("):
+    (tmp_path / "latin.json").write_bytes(b'"\xe9"')  # the one file-level wording (io/oserrors.py)
+    with pytest.raises(SegbenchError, match=r"latin\.json: not UTF-8 text \(invalid continuation byte at byte 1\)$"):
         read_json(tmp_path / "latin.json")
 
 

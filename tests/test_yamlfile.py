@@ -36,7 +36,7 @@ def test_a_syntax_error_names_the_file_and_line(tmp_path, text, message):
 
 
 def test_unreadable_and_not_utf8(tmp_path):
-    with pytest.raises(SegbenchError, match=r"^F: cannot read: No such file or directory$"):
+    with pytest.raises(SegbenchError, match=r"^F: file not found$"):
         read_yaml_file(tmp_path / "absent.yaml", yaml.SafeLoader, name="F")
     path = tmp_path / "latin.yaml"
     path.write_bytes(b"a: \xe9\n")

@@ -18,6 +18,7 @@ from types import ModuleType
 
 from .. import __version__
 from ..errors import AuditFailed, SegbenchError
+from ..io.oserrors import file_problem
 from ..io.overlap import refuse_overlaps
 from . import INTERRUPTED, arguments, runs
 
@@ -130,8 +131,7 @@ def main(argv: list[str] | None = None) -> int:
         print(INTERRUPTED, file=sys.stderr)
         return 130
     except OSError as exc:  # the file system refused (read-only, full, permissions) outside a named write
-        where = f"{exc.filename}: " if exc.filename else ""
-        print(f"segbench: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        print(f"segbench: error: {file_problem(exc, doing='access')}", file=sys.stderr)
         return 1
     return 0
 

@@ -20,6 +20,7 @@ from ..core.headline import headline_report
 from ..core.model_spec import ModelSpec
 from ..errors import AuditFailed, SegbenchError
 from ..io.fileio import write_json
+from ..io.oserrors import file_problem
 from ..protocols.definitions import load_benchmark
 from ..stages.submission import write_records
 from ..steps.audit import run_audit
@@ -268,7 +269,7 @@ def main(argv: list[str] | None = None) -> int:
         message = "interrupted; no submission record was written"
         code = 130
     except OSError as exc:  # the file system refused (read-only, full, permissions) outside a named write
-        message = f"error: {exc.filename}: {exc.strerror}" if exc.filename else f"error: {exc}"
+        message = f"error: {file_problem(exc, doing='access')}"
         code = 1
     if before:
         message += f"\n(records of an earlier run left unchanged: {', '.join(map(str, before))})"

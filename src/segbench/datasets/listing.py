@@ -12,6 +12,7 @@ from pathlib import Path
 from ..errors import SegbenchError
 from ..io.fileio import read_bounded
 from ..io.limits import LIMITS
+from ..io.oserrors import file_error, file_problem
 
 
 @dataclass(frozen=True)
@@ -49,12 +50,10 @@ def read_text(path: Path, needed_by: str) -> str:
     """The listing file's text (UTF-8, a byte-order mark dropped), at most LIMITS.max_text_bytes."""
     try:
         return read_bounded(path, LIMITS.max_text_bytes).decode("utf-8-sig")
-    except FileNotFoundError:
-        raise SegbenchError(f"{path}: file not found ({needed_by})") from None
-    except UnicodeDecodeError as exc:
-        raise SegbenchError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    except OSError as exc:
-        raise SegbenchError(f"{path}: cannot read: {exc.strerror}") from None
+    except FileNotFoundError as exc:
+        raise SegbenchError(f"{file_problem(exc, path)} ({needed_by})") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise file_error(exc, path) from None
 
 
 def parse_rows(text: str, source: str) -> list[tuple[int, list[str]]]:

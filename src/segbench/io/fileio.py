@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import SegbenchError
+from .oserrors import file_error, file_problem
 
 BLOCK = 1 << 20  # 1 MiB: how much of a file is hashed at a time
 
@@ -32,7 +33,7 @@ def atomic_path(path: Path) -> Iterator[Path]:
         yield partial
         partial.replace(path)
     except OSError as exc:
-        raise SegbenchError(f"{path}: cannot write: {exc.strerror}") from None
+        raise file_error(exc, path, doing="write") from None
     finally:
         discard(partial)
 
@@ -80,7 +81,7 @@ def atomic_write_texts(texts: Mapping[Path, str]) -> None:
                 discard(path)
         placed.clear()
         where = exc.filename or next(iter(partials))
-        raise SegbenchError(f"{where}: cannot write: {exc.strerror}; none of {sorted(map(str, texts))} was written") from None
+        raise SegbenchError(f"{file_problem(exc, where, doing='write')}; none of {sorted(map(str, texts))} was written") from None
     finally:
         for partial in partials.values():
             discard(partial)
@@ -101,7 +102,7 @@ def write_json(path: Path, document: Any) -> None:
 def read_bounded(path: Path, limit: int) -> bytes:
     """A file's bytes, refused (naming it) when it holds more than `limit`: read no further than
     that, so a huge file (or a device that never ends) costs no more memory. OSErrors are the
-    caller's to word."""
+    caller's to word (with the role of the file: oserrors.file_error)."""
     with open(path, "rb") as stream:
         data = stream.read(limit + 1)
     if len(data) > limit:
@@ -113,9 +114,9 @@ def read_json(path: Path, what: str = "file") -> Any:
     """A JSON document; `what` names it in the errors (e.g. "frame index (written by ...)")."""
     try:
         return json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise SegbenchError(f"{path}: {what} not found") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except (OSError, UnicodeDecodeError) as exc:
+        raise file_error(exc, path, what) from None
+    except json.JSONDecodeError as exc:
         raise SegbenchError(f"{path}: not JSON ({exc})") from None
 
 
@@ -148,12 +149,8 @@ def sha256_file(path: Path) -> str:
         with path.open("rb") as stream:
             while block := stream.read(BLOCK):
                 digest.update(block)
-    except FileNotFoundError:
-        raise SegbenchError(f"{path}: file not found") from None
-    except IsADirectoryError:
-        raise SegbenchError(f"{path}: is a folder, expected a file") from None
     except OSError as exc:
-        raise SegbenchError(f"{path}: cannot read: {exc.strerror}") from None
+        raise file_error(exc, path) from None
     return digest.hexdigest()
 
 

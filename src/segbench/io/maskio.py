@@ -13,6 +13,7 @@ from PIL import Image, UnidentifiedImageError
 
 from ..errors import SegbenchError
 from .fileio import atomic_path
+from .oserrors import file_error, from_the_file_system
 
 
 def open_image(source: Path | BinaryIO, name: Path | str | None = None) -> Image.Image:
@@ -22,11 +23,11 @@ def open_image(source: Path | BinaryIO, name: Path | str | None = None) -> Image
     try:
         with Image.open(source) as image:  # closes the file even when decoding fails
             image.load()
-    except FileNotFoundError:
-        raise SegbenchError(f"{path}: file not found") from None
     except UnidentifiedImageError:
         raise SegbenchError(f"{path}: not a readable image") from None
     except (OSError, SyntaxError, ValueError, Image.DecompressionBombError) as exc:
+        if from_the_file_system(exc):
+            raise file_error(exc, path) from None
         raise SegbenchError(f"{path}: unreadable or truncated image ({exc})") from None
     return image
 
@@ -71,12 +72,8 @@ def read_bytes(path: Path) -> bytes:
     """A file's bytes, every failure a SegbenchError naming it."""
     try:
         return Path(path).read_bytes()
-    except FileNotFoundError:
-        raise SegbenchError(f"{path}: file not found") from None
-    except IsADirectoryError:
-        raise SegbenchError(f"{path}: is a folder, expected a file") from None
     except OSError as exc:
-        raise SegbenchError(f"{path}: unreadable ({exc.strerror})") from None
+        raise file_error(exc, path) from None
 
 
 def decode_grey8_png(data: bytes) -> np.ndarray | None:
@@ -157,9 +154,9 @@ def image_size(path: Path) -> tuple[int, int]:
     try:
         with Image.open(path) as image:
             return image.size
-    except FileNotFoundError:
-        raise SegbenchError(f"{path}: file not found") from None
-    except (UnidentifiedImageError, OSError, Image.DecompressionBombError) as exc:
+    except (OSError, Image.DecompressionBombError) as exc:  # UnidentifiedImageError is an OSError
+        if from_the_file_system(exc):
+            raise file_error(exc, path) from None
         raise SegbenchError(f"{path}: not a readable image ({exc})") from None
 
 

@@ -12,6 +12,7 @@ from typing import Any
 import yaml
 
 from ..errors import SegbenchError
+from .oserrors import file_error
 
 
 def node_lines(node: yaml.Node, at: tuple[str, ...], lines: dict[tuple[str, ...], int]) -> None:
@@ -57,10 +58,8 @@ def read_yaml_file(path: Path, loader: type, name: str | None = None) -> YamlFil
     name = str(path) if name is None else name
     try:
         text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise SegbenchError(f"{name}: cannot read: {exc.strerror}") from None
-    except UnicodeDecodeError as exc:
-        raise SegbenchError(f"{name}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise file_error(exc, name) from None
     try:
         document = yaml.load(text, Loader=loader)
         root = yaml.compose(text, Loader=loader)

@@ -42,6 +42,7 @@ from ..core.benchmark import Benchmark
 from ..core.labels import LabelSpace
 from ..errors import SegbenchError
 from ..io.archives import verify_model_zip
+from ..io.oserrors import file_error
 from ..records.provenance import verify_pin
 from . import architectures
 from .base import Normalization, SegmentationModel, check_stride, declared_space, resolve_device
@@ -112,7 +113,7 @@ def read_checkpoint(path: Path) -> Any:
             ) from None
         raise SegbenchError(f"{path}: not a torch checkpoint that torch.load(weights_only=True) can read") from None
     except OSError as exc:
-        raise SegbenchError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        raise file_error(exc, path, "checkpoint") from None
     except Exception as exc:  # torch reports foreign, truncated and empty files with assorted types
         detail = str(exc).split(". ")[0].strip() or type(exc).__name__
         raise SegbenchError(f"{path}: not a torch checkpoint (torch.save file) or truncated: {detail}") from None

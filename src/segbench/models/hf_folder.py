@@ -12,6 +12,7 @@ from typing import Any
 from ..core.benchmark import Benchmark
 from ..core.labels import LabelSpace
 from ..errors import SegbenchError
+from ..io.oserrors import file_error
 from ..records.provenance import verify_pin
 from .base import space_from_names
 
@@ -57,7 +58,9 @@ def read_config(file: Path, what: str) -> dict[str, Any]:
         raise SegbenchError(f"{file}: missing: a Hugging Face model folder needs {what}")
     try:
         doc = json.loads(file.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (OSError, UnicodeDecodeError) as exc:
+        raise file_error(exc, file) from None
+    except json.JSONDecodeError as exc:
         raise SegbenchError(f"{file}: not readable JSON: {exc}") from None
     if not isinstance(doc, dict):
         raise SegbenchError(f"{file}: must hold a JSON object")

@@ -13,6 +13,7 @@ from ..core.benchmark import Benchmark, ReportSpec, SliceSpec
 from ..core.labels import LabelMapping, LabelSpace
 from ..core.metric_registry import REGISTRY, MetricSpec
 from ..errors import SegbenchError
+from ..io.oserrors import file_error
 from ..io.paths import config_dir
 from ..io.schemas import validate
 
@@ -25,8 +26,8 @@ SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 def read_yaml(path: Path) -> Any:
     try:
         return yaml.load(path.read_text(), Loader=SAFE_LOADER)
-    except OSError as exc:
-        raise SegbenchError(f"{path}: cannot read: {exc.strerror}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise file_error(exc, path) from None
     except yaml.YAMLError as exc:
         raise SegbenchError(f"{path}: not valid YAML: {exc}") from None
 

@@ -18,6 +18,7 @@ import pyarrow.parquet as pq
 from ..core.confusion import BandCounts, FrameCounts
 from ..errors import SegbenchError
 from ..io.fileio import atomic_path
+from ..io.oserrors import file_error
 
 METADATA_KEY = b"segbench"
 
@@ -56,9 +57,12 @@ def write_counts(path: Path, counts: FrameCounts, metadata: dict[str, Any]) -> N
 
 def read_counts(path: Path) -> tuple[FrameCounts, dict[str, Any]]:
     try:
-        table = pq.read_table(path)
-    except FileNotFoundError:
-        raise SegbenchError(f"{path}: counts file not found") from None
+        stream = open(path, "rb")  # opened here, not by pyarrow, which would read a folder as a dataset
+    except OSError as exc:
+        raise file_error(exc, path, "counts file") from None
+    try:
+        with stream:
+            table = pq.read_table(stream)
     except (OSError, pa.ArrowException) as exc:
         raise SegbenchError(f"{path}: not a segbench counts file ({exc})") from None
     raw = (table.schema.metadata or {}).get(METADATA_KEY)

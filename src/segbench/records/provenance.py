@@ -36,6 +36,7 @@ import yaml
 from ..datasets.base import Frame
 from ..errors import SegbenchError
 from ..io.fileio import atomic_write_text, md5_file, sha256_file
+from ..io.oserrors import file_error
 from ..io.schemas import compiled, load_schema, validate_compiled
 
 MANIFEST_FORMAT = "segbench-manifest"
@@ -220,12 +221,8 @@ def read_manifest_text(path: Path) -> str:
     path = Path(path)
     try:
         return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise SegbenchError(f"{path}: data manifest not found") from None
-    except UnicodeDecodeError:
-        raise SegbenchError(f"{path}: data manifest is not UTF-8 text") from None
-    except OSError as exc:
-        raise SegbenchError(f"{path}: cannot read: {exc.strerror}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise file_error(exc, path, "data manifest") from None
 
 
 def check_manifest(text: str, path: Path, id_prefix: str = "pv1", group_key: str = "wall_id") -> dict:

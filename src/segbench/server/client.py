@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import SegbenchError
+from ..io.oserrors import file_error
 
 DONE = ("scored", "failed")
 TIMEOUT = 300.0  # seconds one request may take (an upload's intake decodes every mask)
@@ -47,7 +48,7 @@ def submit(server: str, token: str, benchmark: str, phase: str, upload: Path, me
         size = upload.stat().st_size
         stream = upload.open("rb")
     except OSError as exc:
-        raise SegbenchError(f"{upload}: cannot read: {exc.strerror}") from None
+        raise file_error(exc, upload, "upload") from None
     with stream:
         return request(server, token, path, "POST", stream,
                        {"Content-Type": "application/zip", "Content-Length": str(size)})

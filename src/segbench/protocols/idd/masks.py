@@ -36,6 +36,7 @@ from ...errors import SegbenchError
 from ...io.fileio import atomic_write_text, read_bounded, sha256_file
 from ...io.limits import LIMITS
 from ...io.maskio import write_mask
+from ...io.oserrors import file_error
 from ...io.parallel import workers
 from .layout import dataset_root
 from .table import LabelTable, load_table
@@ -115,10 +116,8 @@ def read_polygons(path: Path) -> Any:
     """A polygon file's JSON, at most LIMITS.max_text_bytes."""
     try:
         return json.loads(read_bounded(path, LIMITS.max_text_bytes).decode("utf-8"))
-    except FileNotFoundError:
-        raise SegbenchError(f"{path}: file not found") from None
     except OSError as exc:
-        raise SegbenchError(f"{path}: cannot read: {exc.strerror}") from None
+        raise file_error(exc, path) from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise SegbenchError(f"{path}: not a JSON polygon file ({exc})") from None
 
