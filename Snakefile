@@ -26,12 +26,15 @@ include: "workflow/rules/report.smk"
 
 rule all:
     default_target: True
+    # One line in the run's output, in place of the block listing every result file.
+    message:
+        "all: every result of the config (results/leaderboard.md, the figures)"
     input:
         TARGETS.leaderboard_outputs(),
         TARGETS.plot_outputs(),
 
 
-# A run ends with the results table (the rules' own output is quiet: profiles/default).
+# A run ends with the results table (profiles/default keeps the rest of the output short).
 onsuccess:
     if Path(f"{path('leaderboard')}.md").is_file():
         print(Path(f"{path('leaderboard')}.md").read_text(), end="")
