@@ -1164,6 +1164,24 @@ def _(w: World, tmp: Path) -> Run:
                 f"[42] are outside the model's label space 'painting-vision-10' (0..9)\n",))
 
 
+@case("cli-score-of-an-upload-for-another-dataset")
+def _(w: World, tmp: Path) -> Run:
+    """The workflow's scoring step refuses what the one-shot and `metrics --predictions` refuse: the
+    frame index names the data's dataset_id, the upload another."""
+    path = zip_of(tmp / "upload.zip", {**pred_members(w), "dataset_id.txt": b"pv1:" + b"1" * 64})
+    index = tmp / "frames.json"
+    assert cli.main(["manifest", "--data", str(w.data), "--index-out", str(index)]) == 0
+    config = tmp / "config.yaml"
+    config.write_text(GOOD_CONFIG.replace("models:\n", f"models:\n  theirs:\n    kind: predictions\n"
+                                          f"    path: {path}\n    label_space: painting-vision-10\n", 1))
+    data_id = json.loads(w.record.read_text())["dataset_id"]
+    return Run("cli", ["score", "--data", str(w.data), "--split", "test", "--frames", str(index), "--model", "theirs",
+                       "--config", str(config), "--out", str(tmp / "out" / "counts.parquet")], 1,
+               (f"segbench: error: {path}: predictions refused: 1 problem:\n  the dataset the upload was made for "
+                f"(dataset_id.txt) (1):\n    {path}: made for dataset pv1:{'1' * 64} (dataset_id.txt), but the data is "
+                f"{data_id}\n",))
+
+
 # --- uploads: segbench check-submission --------------------------------------------------------
 
 

@@ -136,7 +136,7 @@ def run_score(step: ModuleType, args: argparse.Namespace) -> None:
     if folder is None:
         raise SegbenchError("score needs --predictions DIR (the masks to score)")
     if kind == "predictions":  # made elsewhere: exactly one mask per frame of the split
-        step.check_predictions(benchmark, folder, frames_of_whole_split(args, benchmark), space)
+        step.check_predictions(benchmark, folder, frames_of_whole_split(args, benchmark), space, dataset_id)
     step.score_model(benchmark, frames, name or folder.name, kind, space, folder, args.out, args.split, dataset_id,
                      checkpoint_sha256)
 
