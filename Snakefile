@@ -26,12 +26,18 @@ include: "workflow/rules/report.smk"
 
 rule all:
     default_target: True
-    # One line in the run's output, in place of the block listing every result file.
-    message:
-        "all: every result of the config (results/leaderboard.md, the figures)"
     input:
         TARGETS.leaderboard_outputs(),
         TARGETS.plot_outputs(),
+
+
+# A run prints one line per job, its rule and wildcards (every rule's message, set here); a dry
+# run (`snakemake -n`, which runs no hook) still shows each job's block of input, output and log
+# files, and a failed job its files and log (Snakemake's `Error in rule ...`).
+onstart:
+    for each in workflow.rules:
+        wildcards = " {wildcards}" if each.wildcard_names else ""
+        each.message = each.message or "{rule}" + wildcards
 
 
 # A run ends with the results table (profiles/default keeps the rest of the output short).
