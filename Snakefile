@@ -36,8 +36,8 @@ rule all:
 # files, and a failed job its files and log (Snakemake's `Error in rule ...`).
 onstart:
     for each in workflow.rules:
-        wildcards = " {wildcards}" if each.wildcard_names else ""
-        each.message = each.message or "{rule}" + wildcards
+        shown = "{rule} {wildcards}" if each.wildcard_names else "{rule}"
+        each.message = each.message or shown
 
 
 # A run ends with the results table (profiles/default keeps the rest of the output short).
