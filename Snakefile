@@ -31,7 +31,16 @@ rule all:
         TARGETS.plot_outputs(),
 
 
-# A run ends with the results table (the rules' own output is quiet: profiles/default).
+# A run prints one line per job, its rule and wildcards (every rule's message, set here); a dry
+# run (`snakemake -n`, which runs no hook) still shows each job's block of input, output and log
+# files, and a failed job its files and log (Snakemake's `Error in rule ...`).
+onstart:
+    for each in workflow.rules:
+        shown = "{rule} {wildcards}" if each.wildcard_names else "{rule}"
+        each.message = each.message or shown
+
+
+# A run ends with the results table (profiles/default keeps the rest of the output short).
 onsuccess:
     if Path(f"{path('leaderboard')}.md").is_file():
         print(Path(f"{path('leaderboard')}.md").read_text(), end="")

@@ -161,7 +161,7 @@ def deployment(folder: Path, walls: int, frames_per_wall: int, teams: int, resam
     data, manifest = write_split(folder, walls, frames_per_wall)
     (folder / f"{SERVER_BENCHMARK}.yaml").write_text(PHASES)
     segbench("server", "add-phase", "--db", db, "--benchmark", SERVER_BENCHMARK, "--name", SERVER_PHASE,
-             "--data", str(data), "--manifest", str(manifest), "--phases", str(folder / f"{SERVER_BENCHMARK}.yaml"))
+             "--data", str(data), "--dataset-manifest", str(manifest), "--phases", str(folder / f"{SERVER_BENCHMARK}.yaml"))
     tokens = {}
     for index in range(teams):
         name = f"attacker-{index}"

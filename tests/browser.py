@@ -72,10 +72,10 @@ def chromium() -> str | None:
 
 
 def probe(page: Path, columns: list[str], work: Path, selector: str = "table.leaderboard",
-          actions: str = "") -> tuple[dict, str]:
+          actions: str = "", width: int | None = None) -> tuple[dict, str]:
     """Load a probed copy of `page` from disk, run the `actions` script (after the page's own; it
     may leave its findings in window.__actions), click the `columns` of every table `selector`
-    matches; (what the probes found, chromium's stderr)."""
+    matches; (what the probes found, chromium's stderr). `width`: the window's, in pixels."""
     assert chromium() is not None, "chromium is not installed: apt-get install -y chromium"
     text = page.read_text()
     assert "<head>" in text and "</body>" in text
@@ -86,7 +86,8 @@ def probe(page: Path, columns: list[str], work: Path, selector: str = "table.lea
     copy.write_text(probed)
     profile = work / "profile"
     profile.mkdir(exist_ok=True)
-    done = subprocess.run([chromium(), *FLAGS, f"--user-data-dir={profile}", "--dump-dom", copy.as_uri()],
+    window = [f"--window-size={width},900"] if width is not None else []
+    done = subprocess.run([chromium(), *FLAGS, *window, f"--user-data-dir={profile}", "--dump-dom", copy.as_uri()],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-3000:]
     found = re.search(r'<pre id="__probe">(.*?)</pre>', done.stdout, re.S)

@@ -162,7 +162,7 @@ class Deployment:
         phases.write_text(phases_file)
         for name in phase_names:
             segbench("server", "add-phase", "--db", self.db, "--benchmark", BENCHMARK, "--name", name, "--data",
-                     str(data), "--manifest", str(manifest), "--phases", str(phases),
+                     str(data), "--dataset-manifest", str(manifest), "--phases", str(phases),
                      *(("--baseline", str(baseline)) if baseline is not None else ()))
         self.tokens = {}
         for team in ("alpha", "beta"):

@@ -80,7 +80,7 @@ def test_named_paths_of_a_subcommand_by_role():
     assert named_paths(root, args) == ([("--counts", Path("a.parquet")), ("--counts", Path("b.parquet"))],
                                        [("--out", Path("m.json"))])
     args = root.parse_args(["check-results"])  # defaults count too; a command that writes nothing has no outputs
-    assert named_paths(root, args) == ([("--out", Path("results")), ("--lock", Path("dvc.lock")),
+    assert named_paths(root, args) == ([("--results", Path("results")), ("--lock", Path("dvc.lock")),
                                         ("--listings", Path(".snakemake/segbench/results-listings")),
                                         ("--metadata", Path(".snakemake/metadata"))],
                                        [])

@@ -784,6 +784,25 @@ def _(w: World, tmp: Path) -> Run:
         folder, [("d1", folder / "d1.png", w.data / "labels" / "d1.png")]))
 
 
+MUST_BE_GREY = ("a prediction must be an 8-bit single-channel PNG (greyscale, or palette read as its indices) holding "
+                "class ids, not a colour rendering")
+
+
+@case("predictions-every-problem-at-once")
+def _(w: World, tmp: Path) -> Run:
+    """The listing's problems and a mask's own in one refusal, as check-submission lists them."""
+    folder = copy_preds(w, tmp)
+    (folder / "e1.png").unlink()
+    (folder / "notes.txt").write_text("hi")
+    (folder / "d1.png").write_bytes(png_of(np.zeros((16, 20, 3), np.uint8)))
+    return predictions_run(tmp, w, folder, (
+        f"benchmark.py: error: {folder}: predictions refused: 3 problems:\n"
+        f"  missing predictions (1):\n    missing prediction for frame e1: {folder}/e1.png\n"
+        f"  extra files (1):\n    extra file not matching any evaluated frame: {folder}/notes.txt\n"
+        f"  not 8-bit single-channel PNGs (1):\n    {folder}/d1.png: prediction is a 20x16, 8-bit RGB PNG; "
+        f"{MUST_BE_GREY}\n"))
+
+
 @case("predictions-no-label-space")
 def _(w: World, tmp: Path) -> Run:
     return oneshot_run(tmp, w.preds, "--checkpoint-kind", "predictions", needles=("label space",), world=w)
@@ -863,6 +882,23 @@ def _(w: World, tmp: Path) -> Run:
                (f"segbench: error: {path}: predictions refused: 1 problem:\n  the dataset the upload was made for "
                 f"(dataset_id.txt) (1):\n    {path}: made for dataset pv1:{'1' * 64} (dataset_id.txt), but the data is "
                 f"{data_id}\n",))
+
+
+@case("cli-metrics-every-problem-at-once")
+def _(w: World, tmp: Path) -> Run:
+    """The direct route lists the stated dataset, the listing's and each mask's problems in one refusal."""
+    path = zip_of(tmp / "upload.zip", {"d1.png": png_of(np.full((16, 20), 42, np.uint8)),
+                                       "e1.png": pred_members(w)["e1.png"], "readme.txt": b"x",
+                                       "dataset_id.txt": b"pv1:" + b"1" * 64})
+    data_id = json.loads(w.record.read_text())["dataset_id"]
+    return Run("cli", ["metrics", "--predictions", str(path), "--label-space", "painting-vision-10", "--data",
+                       str(w.data), "--split", "test", "--out", str(tmp / "out" / "m.json")], 1,
+               (f"segbench: error: {path}: predictions refused: 3 problems:\n"
+                f"  extra files (1):\n    extra file not matching any evaluated frame: {path}/readme.txt\n"
+                f"  the dataset the upload was made for (dataset_id.txt) (1):\n    {path}: made for dataset "
+                f"pv1:{'1' * 64} (dataset_id.txt), but the data is {data_id}\n"
+                f"  masks with values outside the label space (1):\n    {path}/d1.png: frame d1: predicted values "
+                f"[42] are outside the model's label space 'painting-vision-10' (0..9)\n",))
 
 
 # --- the CLI's own inputs ----------------------------------------------------------------------
@@ -1111,6 +1147,41 @@ def _(w: World, tmp: Path) -> Run:
                        "--out", str(tmp / "out" / "counts.parquet")], 1, ("d1.png: refused: a symbolic link",))
 
 
+@case("cli-score-every-problem-at-once")
+def _(w: World, tmp: Path) -> Run:
+    """The workflow's scoring step of a predictions folder: the listing's and a mask's problems in one refusal."""
+    folder = copy_preds(w, tmp)
+    (folder / "zz.png").write_bytes((folder / "d1.png").read_bytes())
+    (folder / "e1.png").write_bytes(png_of(np.full((16, 20), 42, np.uint8)))
+    config = tmp / "config.yaml"
+    config.write_text(GOOD_CONFIG.replace("models:\n", f"models:\n  theirs:\n    kind: predictions\n"
+                                          f"    path: {folder}\n    label_space: painting-vision-10\n", 1))
+    return Run("cli", ["score", "--data", str(w.data), "--split", "test", "--model", "theirs", "--config", str(config),
+                       "--out", str(tmp / "out" / "counts.parquet")], 1,
+               (f"segbench: error: {folder}: predictions refused: 2 problems:\n"
+                f"  extra files (1):\n    extra file not matching any evaluated frame: {folder}/zz.png\n"
+                f"  masks with values outside the label space (1):\n    {folder}/e1.png: frame e1: predicted values "
+                f"[42] are outside the model's label space 'painting-vision-10' (0..9)\n",))
+
+
+@case("cli-score-of-an-upload-for-another-dataset")
+def _(w: World, tmp: Path) -> Run:
+    """The workflow's scoring step refuses what the one-shot and `metrics --predictions` refuse: the
+    frame index names the data's dataset_id, the upload another."""
+    path = zip_of(tmp / "upload.zip", {**pred_members(w), "dataset_id.txt": b"pv1:" + b"1" * 64})
+    index = tmp / "frames.json"
+    assert cli.main(["manifest", "--data", str(w.data), "--index-out", str(index)]) == 0
+    config = tmp / "config.yaml"
+    config.write_text(GOOD_CONFIG.replace("models:\n", f"models:\n  theirs:\n    kind: predictions\n"
+                                          f"    path: {path}\n    label_space: painting-vision-10\n", 1))
+    data_id = json.loads(w.record.read_text())["dataset_id"]
+    return Run("cli", ["score", "--data", str(w.data), "--split", "test", "--frames", str(index), "--model", "theirs",
+                       "--config", str(config), "--out", str(tmp / "out" / "counts.parquet")], 1,
+               (f"segbench: error: {path}: predictions refused: 1 problem:\n  the dataset the upload was made for "
+                f"(dataset_id.txt) (1):\n    {path}: made for dataset pv1:{'1' * 64} (dataset_id.txt), but the data is "
+                f"{data_id}\n",))
+
+
 # --- uploads: segbench check-submission --------------------------------------------------------
 
 
@@ -1144,6 +1215,18 @@ upload_case("every-problem-at-once",
             "  missing predictions (1):\n", "missing prediction for frame e1", "  extra files (1):\n", "notes.txt",
             "  the dataset the upload was made for (dataset_id.txt) (1):\n", "dataset_id.txt says pv1:0000",
             "  not 8-bit single-channel PNGs (1):\n", "d1.png: prediction is a 20x16, 8-bit RGB PNG")
+@case("upload-a-listing-problem-and-a-bad-mask")
+def _(w: World, tmp: Path) -> Run:
+    path = zip_of(tmp / "upload.zip", {"d1.png": png_of(np.full((16, 20), 42, np.uint8)), "e1.png": b"not a png",
+                                       "notes.txt": b"x", "dataset_id.txt": stated_id(w)})
+    return Run("cli", ["check-submission", str(path), "--dataset-manifest", str(w.manifest)], 1, (
+        f"segbench: error: {path}: upload refused: 3 problems:\n"
+        f"  extra files (1):\n    extra file not matching any evaluated frame: {path}/notes.txt\n"
+        f"  masks with values outside the label space (1):\n    {path}/d1.png: frame d1: values [42] are outside "
+        f"'painting-vision-10'\n"
+        f"  not PNG files (1):\n    {path}/e1.png: not a PNG file (no PNG signature and IHDR header)\n",))
+
+
 upload_case("zip-slip", lambda w: {**pred_members(w), "../../x.png": b"x", "dataset_id.txt": stated_id(w)}, "'..'")
 
 
@@ -1415,6 +1498,24 @@ def test_valid_predictions_pass_as_folder_or_archive(form, world, tmp_path, caps
     assert record["shared_metrics"]["mIoU"] == 1.0  # the masks hold the labels' pixels
     if form != "folder":
         assert record["checkpoint_sha256"] == sha256_file(source)
+
+
+def test_valid_predictions_are_decoded_once(world, tmp_path, monkeypatch, capsys):
+    """The intake decodes a mask only where the listing is refused already: a valid upload's masks
+    are decoded once each, by the scoring, on the direct route and the one-shot's."""
+    import segbench.records.intake as intake
+
+    decoded: list[str] = []
+    decode = intake.decode_mask
+    monkeypatch.setattr(intake, "decode_mask", lambda data, where, *a, **k: decoded.append(where) or decode(
+        data, where, *a, **k))
+    upload = zip_of(tmp_path / "upload.zip", pred_members(world))
+    assert cli.main(["metrics", "--predictions", str(upload), "--label-space", "painting-vision-10", "--data",
+                     str(world.data), "--split", "test", "--out", str(tmp_path / "m.json")]) == 0, capsys.readouterr().err
+    assert sorted(decoded) == [f"{upload}/{f}.png" for f in world.test_frames]
+    decoded.clear()
+    assert oneshot.main(predictions_run(tmp_path, world, upload, code=0).argv) == 0, capsys.readouterr().err
+    assert sorted(decoded) == [f"{upload}/{f}.png" for f in world.test_frames]
 
 
 def test_read_only_folder_for_the_records(world, tmp_path, monkeypatch, capsys):

@@ -55,10 +55,10 @@ def served(tmp_path_factory):
     phases.parent.mkdir()
     phases.write_text(PHASES + MORE_PHASES)
     segbench("server", "add-phase", "--db", deployment.db, "--benchmark", BENCHMARK, "--name", BLIND, "--data",
-             str(DATA), "--manifest", str(MANIFEST), "--phases", str(phases))
+             str(DATA), "--dataset-manifest", str(MANIFEST), "--phases", str(phases))
     wide, manifest = wide_split(deployment)
     segbench("server", "add-phase", "--db", deployment.db, "--benchmark", BENCHMARK, "--name", WIDE, "--data",
-             str(wide), "--manifest", str(manifest), "--phases", str(phases))
+             str(wide), "--dataset-manifest", str(manifest), "--phases", str(phases))
     deployment.worker()
     yield deployment
     deployment.close()

@@ -53,7 +53,7 @@ def tree(tmp_path: Path, monkeypatch) -> Path:
 
 
 def run(tree: Path, *extra: str) -> int:
-    return cli.main(["check-results", "--out", "results", "--lock", "dvc.lock", *extra])
+    return cli.main(["check-results", "--results", "results", "--lock", "dvc.lock", *extra])
 
 
 def workflow_stub(tree: Path, exit_code: int = 0) -> list[str]:
@@ -149,6 +149,6 @@ def test_the_kept_listing_has_dvcs_digest_and_a_damaged_one_is_named(tree, capsy
 
 
 def test_without_a_recorded_tree_nothing_is_compared(tmp_path, capsys):
-    assert cli.main(["check-results", "--out", str(tmp_path / "results"), "--lock", str(tmp_path / "dvc.lock"),
+    assert cli.main(["check-results", "--results", str(tmp_path / "results"), "--lock", str(tmp_path / "dvc.lock"),
                      "--listings", str(tmp_path / "listings")]) == 0
     assert "nothing to compare" in capsys.readouterr().out

@@ -76,6 +76,29 @@ def test_collapsed_tables_sort_in_a_headless_browser(tmp_path):
     assert ascending["order"] == ["road", "sky"]  # sky is undefined: empty values sort last
 
 
+WIDTH_ACTIONS = """
+window.__actions = Array.prototype.map.call(document.querySelectorAll('table.leaderboard'), function (table) {
+  return {table: table.parentNode.scrollWidth, frame: table.parentNode.clientWidth};  // its div.scroll
+});
+"""
+
+
+@pytest.mark.skipif(chromium() is None and not os.environ.get("SEGBENCH_REQUIRE_CHROMIUM"),
+                    reason="needs Debian's chromium (apt-get install chromium)")
+def test_the_whole_leaderboard_shows_in_a_report_pane(tmp_path):
+    """A 1,000-pixel window: a little less than `snakemake --report`'s pane beside its menu in a
+    1,400-pixel one. A header, a value and its interval and the verdict wrap there, so no table
+    scrolls sideways (with every cell on one line the two were 1,083 and 1,152 pixels wide in a
+    frame of 921)."""
+    page = tmp_path / "leaderboard.html"
+    page.write_text(results_page.to_html(groups()))
+    found, stderr = probe(page, [], tmp_path, actions=WIDTH_ACTIONS, width=1000)
+    assert found["errors"] == [] and console_errors(stderr) == []
+    assert len(found["actions"]) == 2
+    for widths in found["actions"]:
+        assert widths["table"] <= widths["frame"], widths
+
+
 SLICE_ACTIONS = """
 (function () {
   var select = document.querySelector('select.slice-selector');

@@ -20,8 +20,10 @@ def planned_job_table(output: str) -> dict[str, int]:
 
 
 def executed_jobs(output: str) -> dict[str, int]:
-    """Rule -> how many of its jobs a run executed (from Snakemake's log of the run)."""
+    """Rule -> how many of its jobs a run executed: the line `Finished jobid: N (Rule: NAME)` that
+    Snakemake prints for each job done, whatever the executor and however the job itself is shown
+    (a run shows a job as one line, the Snakefile's onstart; unless `--quiet progress`)."""
     jobs: dict[str, int] = {}
-    for match in re.finditer(r"^(?:local)?(?:rule|checkpoint) (\w+):$", output, re.M):
+    for match in re.finditer(r"^Finished jobid: \d+ \(Rule: (\w+)\)$", output, re.M):
         jobs[match.group(1)] = jobs.get(match.group(1), 0) + 1
     return jobs

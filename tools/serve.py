@@ -51,7 +51,7 @@ def main() -> int:
     benchmarks = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())["benchmarks"]
     for name, entry in benchmarks.items():
         print(segbench("server", "add-phase", "--db", db, "--benchmark", name, "--name", PHASE,
-                       "--data", str(ROOT / entry["data"]), "--manifest", str(ROOT / entry["manifest"])).strip())
+                       "--data", str(ROOT / entry["data"]), "--dataset-manifest", str(ROOT / entry["manifest"])).strip())
     tokens = [segbench("server", "add-team", team, "--db", db).strip() for team in TEAMS]
     processes = []
     try:

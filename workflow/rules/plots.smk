@@ -194,7 +194,7 @@ rule overlays:
             "overlays",
             "--benchmark {wildcards.benchmark:q} --data {params.data:q} --split {wildcards.split:q} "
             "--frames-index {input.frames:q} --counts {input.counts:q} --predictions {input.predictions:q} "
-            "--frames {params.per_kind} --out {params.folder:q}",
+            "--examples {params.per_kind} --out {params.folder:q}",
         )
 
 

@@ -274,7 +274,8 @@ def args_overlays(p: argparse.ArgumentParser) -> None:
     p.add_argument("--frames-index", type=input_path, help="frame index (results/<benchmark>/frames.json) instead of listing the dataset")
     p.add_argument("--counts", type=input_path, nargs="+", required=True, help="the model's shard counts")
     p.add_argument("--predictions", type=input_path, nargs="+", required=True, help="folders holding the predicted masks")
-    p.add_argument("--frames", type=int, default=2, help="how many worst and best frames")
+    add_renamed(p, "--examples", "--frames", type=positive_int, default=2,
+                help="how many worst and how many best frames are drawn")
     add_renamed(p, "--out", "--out-dir", type=output_path, required=True, help="the folder written")
 
 
@@ -338,7 +339,8 @@ def args_check_submission(p: argparse.ArgumentParser) -> None:
 
 
 def args_check_results(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--out", type=input_path, default=Path("results"), help="the DVC-tracked output folder (checked)")
+    add_renamed(p, "--results", "--out", type=input_path, default=Path("results"),
+                help="the DVC-tracked output folder (checked)")
     p.add_argument("--lock", type=input_path, default=Path("dvc.lock"), help="the DVC lock file pinning the results")
     p.add_argument("--listings", type=input_path, default=Path(".snakemake/segbench/results-listings"),
                    help="where the listing of each tree the workflow made is kept, named by its digest")
@@ -392,7 +394,8 @@ def args_server(p: argparse.ArgumentParser) -> None:
     phase.add_argument("--phases", type=input_path, help="the phases file (default: config/phases/BENCHMARK.yaml): the "
                                                    "phase's split, dates, quotas")
     phase.add_argument("--data", type=input_path, required=True, help="the hidden split's dataset folder (labels included)")
-    phase.add_argument("--manifest", type=input_path, required=True, help="its manifest (the dataset_id is checked against the data)")
+    add_renamed(phase, "--dataset-manifest", "--manifest", type=input_path, required=True,
+                help="its manifest (the dataset_id is checked against the data)")
     phase.add_argument("--baseline", type=input_path, help="the baseline's upload (a zip), scored now: the boards' Δ vs baseline")
     reveal = action("reveal", "open a phase's private board on every endpoint (and close its selection)")
     add_database(reveal)

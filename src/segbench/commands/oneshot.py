@@ -28,7 +28,7 @@ from ..steps.dataset_identity import dataset_manifest
 from ..steps.frames import frames_of_split
 from ..steps.inference import infer
 from ..steps.metrics import metrics_document
-from ..steps.model_identity import model_identity
+from ..steps.model_identity import model_identity, model_space
 from ..steps.results import results
 from ..steps.scoring import check_predictions, score_floor, score_model
 from ..steps.submission import built_record, inference_record
@@ -195,7 +195,7 @@ def run(args: argparse.Namespace) -> None:
     frames = frames_of_split(benchmark, args.data, split)
     for spec in specs:  # refused before anything is written; before hashing, which covers only checked files
         if spec.kind == "predictions":
-            check_predictions(spec.path, frames, manifest["dataset_id"])
+            check_predictions(benchmark, spec.path, frames, model_space(spec, benchmark), manifest["dataset_id"])
     identities = {spec.name: model_identity(spec, benchmark) for spec in specs}
     folders = {spec.name: work / model_folder(spec.name, identities[spec.name][0].checkpoint_sha256) for spec in specs}
     targets = record_targets(args, specs, folders)

@@ -136,7 +136,7 @@ def run_score(step: ModuleType, args: argparse.Namespace) -> None:
     if folder is None:
         raise SegbenchError("score needs --predictions DIR (the masks to score)")
     if kind == "predictions":  # made elsewhere: exactly one mask per frame of the split
-        step.check_predictions(folder, frames_of_whole_split(args, benchmark))
+        step.check_predictions(benchmark, folder, frames_of_whole_split(args, benchmark), space, dataset_id)
     step.score_model(benchmark, frames, name or folder.name, kind, space, folder, args.out, args.split, dataset_id,
                      checkpoint_sha256)
 
@@ -224,7 +224,7 @@ def run_overlays(step: ModuleType, args: argparse.Namespace) -> None:
 
     benchmark = benchmark_of(args)
     frames = frames_of_split(benchmark, args.data, args.split, args.frames_index)
-    step.draw_overlays(benchmark, frames, args.counts, args.predictions, args.frames, args.out)
+    step.draw_overlays(benchmark, frames, args.counts, args.predictions, args.examples, args.out)
 
 
 def run_plot_data(step: ModuleType, args: argparse.Namespace) -> None:
@@ -304,28 +304,28 @@ def run_check_results(step: ModuleType, args: argparse.Namespace) -> None:
     if args.repair and not workflow:
         raise SegbenchError("--repair re-runs jobs through the workflow: name its command after `--` "
                             "(segbench check-results --repair -- snakemake --cores 8)")
-    out = Path(os.path.relpath(args.out, args.lock.parent)).as_posix()
+    out = Path(os.path.relpath(args.results, args.lock.parent)).as_posix()
     listing = step.recorded_listing(args.lock, out, args.listings)
     if listing is None:
-        print(f"{args.out}: no listing of the tree {args.lock} recorded under {args.listings}: nothing to compare")
-    damaged = step.damaged_files(args.out, listing) if listing else []
+        print(f"{args.results}: no listing of the tree {args.lock} recorded under {args.listings}: nothing to compare")
+    damaged = step.damaged_files(args.results, listing) if listing else []
     lines = [f"{path}: {how} since {args.lock} recorded it" for path, how in damaged]
     if damaged and not args.repair:
-        raise SegbenchError(f"{args.out}: {len(damaged)} file(s) differ from the recorded tree:\n  " + "\n  ".join(lines))
-    targets = step.rerun_targets(args.out, damaged, args.metadata)
+        raise SegbenchError(f"{args.results}: {len(damaged)} file(s) differ from the recorded tree:\n  " + "\n  ".join(lines))
+    targets = step.rerun_targets(args.results, damaged, args.metadata)
     for line in lines:
         print(line)
     for target in targets:
         print(f"{target}: its job is re-run, with the jobs that read its outputs (--forcerun)")
     if listing is not None:
-        print(f"{args.out}: {len(listing) - len(damaged)} of {len(listing)} recorded files as recorded")
+        print(f"{args.results}: {len(listing) - len(damaged)} of {len(listing)} recorded files as recorded")
     if not workflow:
         return
     forced = ["--forcerun", *map(str, targets)] if targets else []
     done = subprocess.run([*workflow, *forced])
     if done.returncode != 0:
         raise SegbenchError(f"the workflow run `{' '.join(workflow + forced)}` failed (exit {done.returncode})")
-    print(f"{args.out}: the listing of the tree made is kept as {step.keep_listing(args.out, args.listings)}")
+    print(f"{args.results}: the listing of the tree made is kept as {step.keep_listing(args.results, args.listings)}")
 
 
 def require_database(args: argparse.Namespace) -> str:
@@ -347,7 +347,7 @@ def run_server(step: ModuleType, args: argparse.Namespace) -> None:
         step.revoke_team(db, args.name)
         print(f"team {args.name}: token revoked")
     elif args.server_command == "add-phase":
-        phase = step.add_phase(db, args.benchmark, args.name, args.data, args.manifest, args.baseline, args.phases)
+        phase = step.add_phase(db, args.benchmark, args.name, args.data, args.dataset_manifest, args.baseline, args.phases)
         print(f"phase {phase.name} of {phase.benchmark}: split {phase.split}, dataset {phase.dataset_id}")
     elif args.server_command == "reveal":
         phase = step.reveal(db, args.benchmark, args.phase)

@@ -69,8 +69,9 @@ def _comparison_cell(row: dict[str, Any], role: str) -> str:
 def _table(css: str, attributes: str, headers: Sequence[tuple[str, str, str]],
            rows: Sequence[tuple[str, str, list[str]]], row_attribute: str = "data-row") -> str:
     """headers: (data-column, label, css); rows: (the row's key, tr css, cells)."""
-    head = "".join(f'<th class="{c}" data-column="{_escape(k)}" title="{_escape(k)}">{_escape(label)}</th>'
-                   for k, label, c in headers)
+    # A metric's name may break after its report's dot (shared_metrics.<wbr>mIoU) where the frame is narrow.
+    head = "".join(f'<th class="{c}" data-column="{_escape(k)}" title="{_escape(k)}">{_escape(label).replace(".", ".<wbr>")}'
+                   "</th>" for k, label, c in headers)
     body = "".join((f'<tr class="{c}"' if c else "<tr") + f' {row_attribute}="{_escape(key)}">' + "".join(cells) + "</tr>"
                    for key, c, cells in rows)
     return (f'<div class="scroll"><table class="{css}"{attributes}><thead><tr>{head}</tr></thead>'

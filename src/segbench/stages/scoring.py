@@ -104,24 +104,42 @@ def score_predictions(
     frame is read; a ground truth's stops the scoring at once. `progress`: a bar on stderr.
     """
     problems = Problems()
-    with open_predictions(predictions, frames, exact=False, problems=problems) as masks, \
-            ThreadPoolExecutor(workers()) as pool:
-        luts = gt_space.raw_lut(), pred_space.raw_lut()
+    with open_predictions(predictions, frames, exact=False, problems=problems) as masks:
+        per_frame = counted_frames(frames, masks, gt_space, pred_space, evaluation_size, bands, problems, progress)
+    problems.refuse(predictions, REFUSED)
+    return counts_of(frames, per_frame, bands)
 
-        def cells_or_problem(frame: Frame) -> tuple | Problem | None:
-            if not masks.listed(frame):
-                return None  # its listing's problem is gathered
-            try:
-                return frame_cells(frame, masks, gt_space, pred_space, luts, evaluation_size, bands)
-            except Problem as problem:
-                return problem
 
+def counted_frames(
+    frames: Sequence[Frame],
+    masks: Predictions,
+    gt_space: LabelSpace,
+    pred_space: LabelSpace,
+    evaluation_size: tuple[int, int] | None,
+    bands: BandPlan | None,
+    problems: Problems,
+    progress: bool = False,
+) -> list:
+    """Each frame's cells and bands (frame_cells), decoded in parallel, in frame order; a frame the
+    listing did not find is skipped (its problem is the listing's) and each mask's own problem is
+    added to `problems` (its place None). The one pass over the masks of every scoring path, and of
+    a refused listing's check (steps.scoring.check_predictions), so one refusal lists both."""
+    luts = gt_space.raw_lut(), pred_space.raw_lut()
+
+    def cells_or_problem(frame: Frame) -> tuple | Problem | None:
+        if not masks.listed(frame):
+            return None  # its listing's problem is gathered
+        try:
+            return frame_cells(frame, masks, gt_space, pred_space, luts, evaluation_size, bands)
+        except Problem as problem:
+            return problem
+
+    with ThreadPoolExecutor(workers()) as pool:
         per_frame = in_order(pool.map(cells_or_problem, frames), frames, "scoring", progress)
     for outcome in per_frame:
         if isinstance(outcome, Problem):
             problems.add_problem(outcome)
-    problems.refuse(predictions, REFUSED)
-    return counts_of(frames, per_frame, bands)
+    return [None if isinstance(outcome, Problem) else outcome for outcome in per_frame]
 
 
 def in_order(results: Iterator, frames: Sequence[Frame], what: str, progress: bool) -> list:

@@ -46,7 +46,7 @@ def predictions_metrics(benchmark: Benchmark, frames: Sequence[Frame], folder: P
     from ..stages.scoring import score_predictions
     from .scoring import check_predictions
 
-    check_predictions(folder, frames, dataset_id)
+    check_predictions(benchmark, folder, frames, space, dataset_id)
     counts = score_predictions(frames, folder, benchmark.ground_truth, space, benchmark.evaluation_size,
                                band_plan(benchmark, space))
     return document(benchmark, counts, space, split, Path(folder).name, "predictions", dataset_id)

@@ -18,7 +18,7 @@ from ..records.countsio import write_counts
 from ..records.intake import open_predictions
 from ..records.prediction_archive import STATED_DATASET, UPLOAD_META, ArchivePredictions
 from ..records.predictions import REFUSED
-from ..stages.scoring import score_constant, score_predictions
+from ..stages.scoring import counted_frames, score_constant, score_predictions
 
 
 def score_model(benchmark: Benchmark, frames: Sequence[Frame], name: str, kind: str, space: LabelSpace,
@@ -89,11 +89,14 @@ def _write(benchmark: Benchmark, counts: FrameCounts, model: dict, space: LabelS
     return counts
 
 
-def check_predictions(folder: Path, frames: Sequence[Frame], dataset_id: str | None = None) -> None:
-    """For a predictions folder or archive: exactly one plain mask file per evaluated frame, none
-    of them its frame's ground-truth label byte for byte; an upload that states the dataset_id it
-    was made for (uploads.UPLOAD_META) must state this one. Every problem of these in one error;
-    each mask's own are the scoring's (stages.scoring.score_predictions)."""
+def check_predictions(benchmark: Benchmark, folder: Path, frames: Sequence[Frame], space: LabelSpace,
+                      dataset_id: str | None = None) -> None:
+    """For a predictions folder or archive of masks in `space`: exactly one plain mask file per
+    evaluated frame, none of them its frame's ground-truth label byte for byte; an upload that
+    states the dataset_id it was made for (uploads.UPLOAD_META) must state this one. Nothing is
+    decoded when these hold (the scoring decodes each mask once, and refuses every mask's own
+    problem in one error); when they do not, every listed mask is checked as the scoring checks it
+    (stages.scoring.counted_frames) and its problems are in the same refusal."""
     problems = Problems()
     with open_predictions(folder, frames, exact=True, problems=problems) as masks:
         if isinstance(masks, ArchivePredictions):
@@ -106,4 +109,7 @@ def check_predictions(folder: Path, frames: Sequence[Frame], dataset_id: str | N
                     problems.add(STATED_DATASET, f"{folder}: made for dataset {stated} ({UPLOAD_META}), but the "
                                                  f"data is {dataset_id}")
         masks.check_not_ground_truth()
+        if problems:  # refused already: every mask's own problem joins the listing's
+            counted_frames([f for f in frames if f.labelled], masks, benchmark.ground_truth, space,
+                           benchmark.evaluation_size, None, problems)
     problems.refuse(folder, REFUSED)
