@@ -7,7 +7,9 @@ neither column."""
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -56,13 +58,16 @@ def write_counts(path: Path, counts: FrameCounts, metadata: dict[str, Any]) -> N
 
 
 def read_counts(path: Path) -> tuple[FrameCounts, dict[str, Any]]:
+    if os.path.isdir(path):  # pyarrow would read a folder as a dataset of its files
+        raise file_error(IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR)), path, "counts file")
     try:
-        stream = open(path, "rb")  # opened here, not by pyarrow, which would read a folder as a dataset
+        os.stat(path)
     except OSError as exc:
         raise file_error(exc, path, "counts file") from None
     try:
-        with stream:
-            table = pq.read_table(stream)
+        # by path, as before: pyarrow's native reader, not a Python file object read through
+        # callbacks from pyarrow's threads
+        table = pq.read_table(str(path))
     except (OSError, pa.ArrowException) as exc:
         raise SegbenchError(f"{path}: not a segbench counts file ({exc})") from None
     raw = (table.schema.metadata or {}).get(METADATA_KEY)
