@@ -117,6 +117,7 @@ def serve(db_url: str, host: str, port: int, settings: Settings = DEFAULTS) -> N
     import uvicorn
 
     from .app import create_app
+    from .http_protocol import PROTOCOL
 
     deployment = connect(db_url, settings)
     for line in verify_phases(deployment):
@@ -126,7 +127,8 @@ def serve(db_url: str, host: str, port: int, settings: Settings = DEFAULTS) -> N
     listening = socket.create_server((host, port))
     print(f"{SERVING}http://{host}:{listening.getsockname()[1]}", flush=True)
     # No access log: a request line may carry a query string, and nothing a client sends is logged.
-    config = uvicorn.Config(create_app(deployment), access_log=False, log_level="warning")
+    # The event loop: uvloop where installed (uvicorn's "auto").
+    config = uvicorn.Config(create_app(deployment), http=PROTOCOL, access_log=False, log_level="warning")
     uvicorn.Server(config).run(sockets=[listening])
 
 
