@@ -189,7 +189,8 @@ def board_latency(folder: Path, reads: int, entries: int, processes: int) -> boo
                                       if c.name not in ("id", "team_id", "method")},
                                    id=secrets.token_hex(16), team_id=other.id, method=f"m{i}"))
         session.commit()
-    server, url = serve(db, folder, "--requests-per-minute", "1000000", "--processes", str(processes))
+    server, url = serve(db, folder, "--requests-per-minute", "1000000",
+                        *(("--processes", str(processes)) if processes > 1 else ()))
     address, board = url.removeprefix("http://"), f"/api/v1/benchmarks/{BENCHMARK}/phases/{PHASE}/leaderboard"
     try:
         first = http.client.HTTPConnection(address)
