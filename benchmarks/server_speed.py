@@ -3,8 +3,9 @@ Painting Vision test split, with the library's own server and worker code:
 
 1. a worker's time per upload (claim, fetch from the store, score, bootstrap, write) against the
    time to decode that upload's masks and their labels (segbench's decoder, all cores: what the
-   scorer cannot avoid); target <= 1.2 x; on the embedded split's 16 frames and, with --copies K,
-   again on a split of K copies of them (16 K frames, 4 K walls: the same pixels, a larger upload);
+   scorer cannot avoid); target <= 1.2 x; and the CLI's scorer (`segbench score`'s counting) on
+   the same upload, what the worker adds to; on the embedded split's 16 frames and, with
+   --copies K, again on a split of K copies of them (16 K frames, 4 K walls: a larger upload);
 2. uploads accepted per second through the HTTP intake (a `segbench server run` process, CONCURRENCY
    clients, distinct uploads so none is a replay);
 3. the leaderboard API's p95 latency with 1,000 entries (1,000 teams' scored submissions, copies
@@ -53,10 +54,12 @@ from segbench.io.maskio import decode_mask  # noqa: E402
 from segbench.protocols.definitions import load_benchmark  # noqa: E402
 from segbench.server import host, ledger  # noqa: E402
 from segbench.server.deployment import CODE_VERSION, connect  # noqa: E402
+from segbench.server.hidden import HiddenSplit  # noqa: E402
 from segbench.server.models import Phase, Submission, Team  # noqa: E402
 from segbench.server.settings import Settings  # noqa: E402
 from segbench.server.worker import work_once  # noqa: E402
 from segbench.steps.dataset_identity import write_identity  # noqa: E402
+from segbench.steps.scoring import score_model  # noqa: E402
 
 CONCURRENCY, READERS = 8, 50
 
@@ -119,7 +122,8 @@ def worker_speed(folder: Path, uploads: int, resamples: int, data: Path = DATA, 
             ledger.accept(session, team, phase, sha, upload.stat().st_size, f"m{i}", "", CODE_VERSION,
                           lambda: deployment.store.put(upload, sha))
     work_once(deployment)
-    workers, decodes = [], []
+    hidden = deployment.hidden(phase)
+    workers, decodes, scorers = [], [], []
     with ThreadPoolExecutor(len(os.sched_getaffinity(0))) as threads:
         decode_seconds(upload, data, manifest, threads)
         for _ in range(uploads):
@@ -127,12 +131,21 @@ def worker_speed(folder: Path, uploads: int, resamples: int, data: Path = DATA, 
             assert work_once(deployment) is not None
             workers.append(time.perf_counter() - start)
             decodes.append(decode_seconds(upload, data, manifest, threads))
-    w, d = statistics.median(workers), statistics.median(decodes)
+            scorers.append(scorer_seconds(hidden, upload, folder / "cli.parquet"))
+    w, d, c = statistics.median(workers), statistics.median(decodes), statistics.median(scorers)
     frames = split_frames(manifest)[0]
     print(f"worker, {resamples} resamples, {len(frames)} frames ({len({f['wall_id'] for f in frames})} walls): "
           f"{w * 1000:.1f} ms per upload (median of {uploads}); decoding its masks and labels: {d * 1000:.2f} ms; "
-          f"ratio {w / d:.2f} x")
+          f"ratio {w / d:.2f} x; the CLI's scorer on it {c * 1000:.1f} ms ({c / d:.2f} x the decode)")
     return w / d <= 1.2
+
+
+def scorer_seconds(hidden: HiddenSplit, upload: Path, out: Path) -> float:
+    """`segbench score`'s counting of the upload on the hidden split (steps.scoring.score_model)."""
+    start = time.perf_counter()
+    score_model(hidden.benchmark, hidden.frames, "cli", "predictions", hidden.benchmark.ground_truth, upload, out,
+                hidden.split)
+    return time.perf_counter() - start
 
 
 def serve(db: str, folder: Path, *options: str) -> tuple[subprocess.Popen, str]:
