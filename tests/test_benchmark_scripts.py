@@ -149,10 +149,10 @@ def test_server_speed():
                      "--entries", "5", "--copies", "2", "--processes", "2")
     assert_lines(out, r"^worker, 1 resamples, 16 frames \(4 walls\): \d+\.\d ms per upload \(median of 1\); decoding its "
                       r"masks and labels: \d+\.\d\d ms; ratio \d+\.\d\d x; the CLI's scorer on it \d+\.\d ms \(\d+\.\d\d x the "
-                      r"decode\)$",
+                      r"decode\); CPU: worker \d+ ms, scorer \d+ ms$",
                  r"^worker, 1 resamples, 32 frames \(8 walls\): \d+\.\d ms per upload \(median of 1\); decoding its "
                  r"masks and labels: \d+\.\d\d ms; ratio \d+\.\d\d x; the CLI's scorer on it \d+\.\d ms \(\d+\.\d\d x the "
-                      r"decode\)$",
+                      r"decode\); CPU: worker \d+ ms, scorer \d+ ms$",
                  r"^intake: 2 uploads \(\d+ bytes, \d+ masks each\) accepted in \d+\.\d s by 8 clients: \d+\.\d uploads/s$",
                  r"^leaderboard: the first read, which builds the board, \d+ ms$",
                  r"^leaderboard: 6 entries, 2 server process\(es\), 50 readers, 4 reads in \d+\.\d s \(\d+\.\d/s\): p50 \d+ ms, p95 \d+ ms; "
