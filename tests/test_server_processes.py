@@ -13,6 +13,10 @@ from pathlib import Path
 import pytest
 from server_fixtures import BENCHMARK, PHASE, Deployment
 
+from segbench.errors import SegbenchError
+from segbench.server.host import serve
+from segbench.server.settings import Settings
+
 BOARD = f"/api/v1/benchmarks/{BENCHMARK}/phases/{PHASE}/leaderboard"
 
 
@@ -75,3 +79,11 @@ def test_a_process_that_dies_stops_the_others_and_the_command_fails(served):
     log = (served.folder / "server-0.log").read_text()
     assert f"process {first} stopped (-9); stopping the others" in log
     assert "error: a server process stopped on its own (its error is above); the others were stopped" in log
+
+
+@pytest.mark.parametrize("processes", [0, 4])
+def test_more_processes_than_the_smallest_rate_limit_or_none_are_refused_before_anything_starts(tmp_path, processes):
+    # Each process counts 1/N of each limit: with 3 uploads an hour, 4 processes would count none.
+    with pytest.raises(SegbenchError, match=rf"^--processes {processes}: from 1 to the smallest rate limit \(3\)$"):
+        serve(f"sqlite:///{tmp_path / 'none.db'}", "127.0.0.1", 0, Settings(uploads_per_hour=3), processes)
+    assert not (tmp_path / "none.db").exists()

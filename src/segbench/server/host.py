@@ -117,8 +117,9 @@ def serve(db_url: str, host: str, port: int, settings: Settings = DEFAULTS, proc
     """Serve until stopped, in `processes` processes on one listening socket (server/processes.py)."""
     from .processes import run_processes
 
-    if processes < 1:
-        raise SegbenchError(f"--processes {processes}: at least 1")
+    smallest = min(settings.requests_per_minute, settings.uploads_per_hour)
+    if not 1 <= processes <= smallest:  # each process counts 1/N of each rate limit: at least one of each
+        raise SegbenchError(f"--processes {processes}: from 1 to the smallest rate limit ({smallest})")
     deployment = connect(db_url, settings)
     for line in verify_phases(deployment):  # the splits verified once, here; forked processes inherit them
         print(f"phase {line}", flush=True)

@@ -39,12 +39,12 @@ def not_found(what: str = "not found") -> ApiError:
 
 class Limits:
     """The running server's rate limits, from its settings: a process of `processes` that serve
-    together counts 1/processes of each (at least 1), so that their sum never passes the limit."""
+    together counts 1/processes of each (rounded down), so that their sum never passes the limit."""
 
     def __init__(self, deployment: Deployment, processes: int = 1):
         settings = deployment.settings
-        self.requests = RateLimit(max(1, settings.requests_per_minute // processes), 60.0)
-        self.uploads = RateLimit(max(1, settings.uploads_per_hour // processes), 3600.0)
+        self.requests = RateLimit(settings.requests_per_minute // processes, 60.0)
+        self.uploads = RateLimit(settings.uploads_per_hour // processes, 3600.0)
 
 
 def deployment_of(request: Request) -> Deployment:
