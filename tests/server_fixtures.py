@@ -80,7 +80,9 @@ def database_url(backend: str, folder: Path) -> str:
 
 
 def environment() -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": str(ROOT / "src"), "PYTHONUNBUFFERED": "1"}
+    """This checkout's source first, then the caller's PYTHONPATH (packages installed beside the venv)."""
+    path = os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")]))
+    return {**os.environ, "PYTHONPATH": path, "PYTHONUNBUFFERED": "1"}
 
 
 def segbench(*args: str, check: bool = True) -> subprocess.CompletedProcess:

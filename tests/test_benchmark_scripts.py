@@ -146,15 +146,21 @@ def test_ladder_attack_through_the_server(tmp_path):
 
 def test_server_speed():
     out = run_script("server_speed.py", "--uploads", "1", "--resamples", "1", "--intake", "2", "--reads", "4",
-                     "--entries", "5")
-    assert_lines(out, r"^worker, 1 resamples: \d+\.\d ms per upload \(median of 1\); decoding its \d+ masks and labels: "
-                      r"\d+\.\d\d ms; ratio \d+\.\d x$",
+                     "--entries", "5", "--copies", "2", "--processes", "2")
+    assert_lines(out, r"^worker, 1 resamples, 16 frames \(4 walls\): \d+\.\d ms per upload \(median of 1\); decoding its "
+                      r"masks and labels: \d+\.\d\d ms; ratio \d+\.\d\d x; the CLI's scorer on it \d+\.\d ms \(\d+\.\d\d x the "
+                      r"decode\); CPU: worker \d+ ms, scorer \d+ ms$",
+                 r"^worker, 1 resamples, 32 frames \(8 walls\): \d+\.\d ms per upload \(median of 1\); decoding its "
+                 r"masks and labels: \d+\.\d\d ms; ratio \d+\.\d\d x; the CLI's scorer on it \d+\.\d ms \(\d+\.\d\d x the "
+                      r"decode\); CPU: worker \d+ ms, scorer \d+ ms$",
                  r"^intake: 2 uploads \(\d+ bytes, \d+ masks each\) accepted in \d+\.\d s by 8 clients: \d+\.\d uploads/s$",
                  r"^leaderboard: the first read, which builds the board, \d+ ms$",
-                 r"^leaderboard: 6 entries, 50 readers, 4 reads in \d+\.\d s \(\d+\.\d/s\): p50 \d+ ms, p95 \d+ ms; "
-                 r"answers not 200: none$",
+                 r"^leaderboard: 6 entries, 2 server process\(es\), 50 readers, 4 reads in \d+\.\d s \(\d+\.\d/s\): p50 \d+ ms, p95 \d+ ms; "
+                 r"CPU per read: server \d+\.\d\d ms, client \d+\.\d\d ms; answers not 200: none$",
+                 r"^leaderboard, revalidating: 6 entries, 2 server process\(es\), 50 readers, 4 reads in \d+\.\d s \(\d+\.\d/s\): p50 \d+ ms, "
+                 r"p95 \d+ ms; CPU per read: server \d+\.\d\d ms, client \d+\.\d\d ms; answers not 304: none$",
                  r"^target worker <= 1\.2 x decode: (met|MISSED)$",
-                 r"^target leaderboard p95 <= 50 ms, every answer 200: (met|MISSED)$")
+                 r"^target leaderboard p95 <= 50 ms, every answer 200 \(304 revalidating\): (met|MISSED)$")
 
 
 def test_rescore_scale():

@@ -6,6 +6,8 @@ processes."""
 
 from __future__ import annotations
 
+import hashlib
+import http.client
 import threading
 import time
 from types import SimpleNamespace
@@ -101,15 +103,50 @@ def teams_on(url: str, board: str = "leaderboard") -> tuple[int, list]:
     return status, [e["team"] for g in body.get("groups", []) for e in g["entries"]]
 
 
+def conditional(url: str, path: str, tag: str | None = None) -> tuple[int, str | None, str | None, bytes]:
+    """(status, ETag, Cache-Control, body) of a GET, sending If-None-Match: `tag` when given."""
+    address = url.removeprefix("http://")
+    connection = http.client.HTTPConnection(address, timeout=60)
+    try:
+        connection.request("GET", path, headers={} if tag is None else {"If-None-Match": tag})
+        response = connection.getresponse()
+        return response.status, response.getheader("ETag"), response.getheader("Cache-Control"), response.read()
+    finally:
+        connection.close()
+
+
+@pytest.mark.parametrize("path", [f"/api/v1{BOARD}/leaderboard", f"/boards/{BENCHMARK}/{PHASE}"])
+def test_a_kept_board_is_revalidated_by_its_bytes_digest_on_either_server(two_servers, path):
+    deployment, second = two_servers
+    status, tag, cache, body = conditional(deployment.url, path)
+    assert status == 200 and cache == "no-cache"
+    assert tag == f'"{hashlib.blake2b(body, digest_size=16).hexdigest()}"'
+    assert conditional(second, path)[:2] == (200, tag)  # the same bytes built by the other process: the same tag
+    for sent in (tag, f"W/{tag}", f'"other", {tag}', "*"):
+        assert conditional(second, path, sent) == (304, tag, "no-cache", b"")
+    assert conditional(deployment.url, path, '"other"') == (200, tag, "no-cache", body)
+
+
+@pytest.mark.parametrize("path", [f"/api/v1{BOARD}/private-leaderboard", f"/boards/{BENCHMARK}/{PHASE}/private"])
+def test_a_hidden_board_is_refused_whatever_tag_is_sent(two_servers, path):
+    deployment, _ = two_servers
+    status, tag, _, _ = conditional(deployment.url, path, "*")
+    assert (status, tag) == (403, None)
+
+
 def test_two_server_processes_serve_each_change_at_once(two_servers, tmp_path):
     deployment, second = two_servers
     assert teams_on(deployment.url) == teams_on(second) == (200, [])  # nothing scored yet: kept by both
     for team, rows, expected in (("alpha", 0.1, ["alpha"]), ("beta", 0.5, ["alpha", "beta"])):
+        held = conditional(second, f"/api/v1{BOARD}/leaderboard")[1]
         status, accepted = deployment.upload(team, make_upload(tmp_path / f"{team}.zip", blank_rows=rows).read_bytes())
         assert status == 201
         deployment.wait_for(team, accepted["id"])
-        # Scored by the worker: both servers' next read shows it (alpha's upload is the better one).
+        # Scored by the worker: both servers' next read shows it (alpha's upload is the better one),
+        # also to a client that holds the board before it (its tag is no longer the board's).
         assert teams_on(second) == teams_on(deployment.url) == (200, [*expected, None])
+        status, tag, _, _ = conditional(second, f"/api/v1{BOARD}/leaderboard", held)
+        assert status == 200 and tag != held
     assert teams_on(second, "private-leaderboard")[0] == 403
     segbench("server", "reveal", "--db", deployment.db, "--benchmark", BENCHMARK, "--phase", PHASE)
     assert teams_on(second, "private-leaderboard")[0] == teams_on(deployment.url, "private-leaderboard")[0] == 200

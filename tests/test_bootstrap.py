@@ -7,7 +7,8 @@ import pytest
 
 from counts_fixtures import FRAMES, counts, floored, frame
 
-from segbench.core.bootstrap import Subject, bootstrap, prepare, replicate_values, resample_weights
+from segbench.core.bootstrap import (Subject, bootstrap, bootstrap_document, prepare, replicate_values, replicated,
+                                     resample_weights)
 from segbench.core.confusion import FrameCounts
 from segbench.core.evaluation import evaluate
 from segbench.errors import SegbenchError
@@ -194,6 +195,25 @@ def test_paired_comparison_uses_the_same_walls():
     assert entry["excludes_zero"] == bool(low > 0 or high < 0)
     # The model is better than the floor on every wall: every resample's difference is positive.
     assert entry["excludes_zero"] and low > 0
+
+
+def test_a_reference_replicated_once_pairs_with_every_model_as_its_own_bootstrap_would():
+    # The server's workers keep the floor's values on the resamples and pair every upload with
+    # them: each document equal to bootstrap()'s with the floor recomputed, the kept arrays unchanged.
+    resamples, seed = 30, 4
+    floor = Subject("floor", counts(floored()), TEN)
+    kept = replicated(PV, floor, GROUPS, resamples, seed)
+    before = {k: v.copy() for k, v in kept.replicates.items()}
+    better = [(f, w, c) for f, w, c in FRAMES[:3]] + floored()[3:]
+    for model in (Subject("m", counts(), TEN), Subject("n", counts(better), TEN)):
+        alone = bootstrap(PV, model, GROUPS, resamples, seed, others={"floor": floor, "baseline": None})
+        shared = bootstrap_document(PV, replicated(PV, model, GROUPS, resamples, seed), {"floor": kept, "baseline": None})
+        assert shared == alone
+    assert all(np.array_equal(kept.replicates[k], v, equal_nan=True) for k, v in before.items())
+    assert not any(v.flags.writeable for v in kept.replicates.values())
+    fewer = replicated(PV, Subject("m", counts(FRAMES[:4]), TEN), GROUPS, resamples, seed)
+    with pytest.raises(SegbenchError, match="^'m' and 'floor' were scored on different frames; no paired comparison$"):
+        bootstrap_document(PV, fewer, {"floor": kept})
 
 
 def test_a_model_compared_with_itself_differs_by_exactly_zero():

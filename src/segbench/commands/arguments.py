@@ -415,6 +415,9 @@ def args_server(p: argparse.ArgumentParser) -> None:
     add_database(run)
     run.add_argument("--host", default="127.0.0.1", help="the address to listen on (behind the host's TLS proxy)")
     run.add_argument("--port", type=int, default=8000, help="the port to listen on")
+    run.add_argument("--processes", type=int, default=1,
+                     help="server processes on the one port (each keeps its own boards and counts 1/N of the rate "
+                          "limits); default 1")
     add_server_settings(run)
     worker = action("worker", "claim queued submissions and score them")
     add_database(worker)

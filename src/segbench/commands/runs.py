@@ -355,7 +355,7 @@ def run_server(step: ModuleType, args: argparse.Namespace) -> None:
     elif args.server_command == "rescore":
         print(step.rescore(db, args.benchmark, args.phase, args.dataset_manifest, args.baseline).describe())
     elif args.server_command == "run":
-        step.serve(db, args.host, args.port, step.settings_of(vars(args)))
+        step.serve(db, args.host, args.port, step.settings_of(vars(args)), args.processes)
     else:
         done = step.work(db, step.settings_of(vars(args)), args.once)
         print(f"{done} submission(s) scored")

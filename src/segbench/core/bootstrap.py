@@ -10,7 +10,9 @@ difference of each metric.
 Pure computation, no I/O. Vectorised: per-group matrices in each report space are computed
 once; a resample is a vector of group multiplicities, all resamples' matrices come from one
 matrix product, and every metric is evaluated on the whole stack at once (core.metrics: each
-resample's value bit for bit the one its own matrix gives).
+resample's value bit for bit the one its own matrix gives). A model's values on the resamples
+(Replicated) depend only on its counts, the groups, the resamples and the seed: a reference's are
+computed once and paired with every model scored on its frames (the server's workers keep them).
 """
 
 from __future__ import annotations
@@ -182,42 +184,80 @@ class Subject:
     space: LabelSpace
 
 
+@dataclass(frozen=True)
+class Replicated:
+    """A subject's metrics on all its groups (`points`) and on every resample of them
+    (`replicates`): what its intervals and a paired comparison with it are made of. Two subjects
+    on the same frames, groups, resamples and seed share their resamples, so a reference's (the
+    floor's, the baseline's) is computed once and paired with every model on those frames."""
+
+    name: str
+    frames: tuple[str, ...]  # sorted
+    groups: int
+    resamples: int
+    seed: int
+    points: dict[str, float]
+    replicates: dict[str, np.ndarray]
+
+
+def replicated(benchmark: Benchmark, subject: Subject, groups: Mapping[str, str], resamples: int,
+               seed: int) -> Replicated:
+    names, data = prepare(benchmark, subject.counts, subject.space, groups)
+    replicates = replicate_values(data, resample_weights(len(names), resamples, seed))
+    for values in replicates.values():
+        values.flags.writeable = False  # shared by every comparison with the subject
+    return Replicated(subject.name, tuple(sorted(subject.counts.frame_ids)), len(names), resamples, seed,
+                      point_values(data), replicates)
+
+
+def check_paired(subject: Replicated, other: str, frames: tuple[str, ...]) -> None:
+    """A paired comparison needs the other model (named `other`) on the subject's frames (sorted)."""
+    if frames != subject.frames:
+        raise SegbenchError(f"'{subject.name}' and '{other}' were scored on different frames; no paired comparison")
+
+
+def bootstrap_document(benchmark: Benchmark, subject: Replicated, others: Mapping[str, Replicated | None]) -> dict[str, Any]:
+    """Intervals of every scalar metric of `subject`, and paired comparisons with `others` (role
+    -> the other's Replicated on the same frames, resamples and seed; None: no such other)."""
+    document: dict[str, Any] = {
+        "method": "percentile bootstrap over groups (resampled with replacement, counts summed)",
+        "group_key": benchmark.group_key,
+        "groups": subject.groups,
+        "frames": len(subject.frames),
+        "resamples": subject.resamples,
+        "seed": subject.seed,
+        "confidence": CONFIDENCE,
+        "model": subject.name,
+        "intervals": intervals(subject.points, subject.replicates),
+        "comparisons": {},
+    }
+    for role, other in others.items():
+        if other is None:
+            document["comparisons"][role] = None
+            continue
+        check_paired(subject, other.name, other.frames)
+        assert (other.groups, other.resamples, other.seed) == (subject.groups, subject.resamples, subject.seed)
+        document["comparisons"][role] = {
+            "against": other.name,
+            "metrics": paired(subject.points, subject.replicates, other.points, other.replicates),
+        }
+    return document
+
+
 def bootstrap(
     benchmark: Benchmark,
     subject: Subject,
     groups: Mapping[str, str],
     resamples: int,
     seed: int,
-    others: Mapping[str, Subject] | None = None,
+    others: Mapping[str, Subject | None] | None = None,
 ) -> dict[str, Any]:
     """Intervals of every scalar metric of `subject`, and paired comparisons with `others`
     (role -> subject, e.g. {'baseline': ..., 'floor': ...}), all on the same resampled groups."""
-    names, data = prepare(benchmark, subject.counts, subject.space, groups)
-    weights = resample_weights(len(names), resamples, seed)
-    replicates = replicate_values(data, weights)
-    points = point_values(data)
-    document: dict[str, Any] = {
-        "method": "percentile bootstrap over groups (resampled with replacement, counts summed)",
-        "group_key": benchmark.group_key,
-        "groups": len(names),
-        "frames": len(subject.counts.frame_ids),
-        "resamples": resamples,
-        "seed": seed,
-        "confidence": CONFIDENCE,
-        "model": subject.name,
-        "intervals": intervals(points, replicates),
-        "comparisons": {},
-    }
+    model = replicated(benchmark, subject, groups, resamples, seed)
+    references: dict[str, Replicated | None] = {}
     for role, other in (others or {}).items():
-        if other is None:
-            document["comparisons"][role] = None
-            continue
-        if sorted(other.counts.frame_ids) != sorted(subject.counts.frame_ids):
-            raise SegbenchError(f"'{subject.name}' and '{other.name}' were scored on different frames; no paired comparison")
-        other_names, other_data = prepare(benchmark, other.counts, other.space, groups)
-        assert other_names == names
-        document["comparisons"][role] = {
-            "against": other.name,
-            "metrics": paired(points, replicates, point_values(other_data), replicate_values(other_data, weights)),
-        }
-    return document
+        if other is not None:  # other frames refused before the other's groups are looked up
+            check_paired(model, other.name, tuple(sorted(other.counts.frame_ids)))
+        references[role] = None if other is None else replicated(benchmark, other, groups, resamples, seed)
+    return bootstrap_document(benchmark, model, references)

@@ -5,23 +5,23 @@ every submission (host token only)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
-from sqlalchemy import select
+from sqlalchemy import Row, select
 from sqlalchemy.orm import joinedload
 from starlette.concurrency import run_in_threadpool
 
 from ..protocols.definitions import load_benchmark
 from .board import board_groups, board_json, scored
+from .board_cache import Encoded, encoded
 from .models import Phase, Submission, SupersededDataset
 from .parts import PRIVATE, PUBLIC
-from .web import (ApiError, accept_upload, check_upload_type, deployment_of, find_phase, own_submission, own_submissions,
-                  require_host, require_team, select_submission, submission_view)
+from .web import (ApiError, accept_upload, board_state, check_upload_type, deployment_of, encoded_response, find_phase,
+                  own_submission, own_submissions, require_host, require_team, select_submission, submission_view)
 
 router = APIRouter(prefix="/api/v1")
-Rendered = TypeVar("Rendered")
 
 
 @router.post("/benchmarks/{benchmark}/phases/{phase}/submissions", status_code=201)
@@ -65,24 +65,25 @@ def phases(request: Request) -> dict:
                             "revealed": p.revealed_at is not None} for p in found]}
 
 
-def board_phase(request: Request, benchmark: str, phase: str, part: str) -> Phase:
-    """The phase, when its `part` board may be served: the public one always, the private one
-    once the host revealed the phase (before: 403)."""
-    found = find_phase(request, benchmark, phase)
+def board_phase(request: Request, benchmark: str, phase: str, part: str) -> Row:
+    """The phase's board state (web.BOARD_STATE), when its `part` board may be served: the public
+    one always, the private one once the host revealed the phase (before: 403)."""
+    found = board_state(request, benchmark, phase)
     if part == PRIVATE and found.revealed_at is None:
         raise ApiError(403, f"the private board of phase {phase!r} is not revealed yet")
-    if part == PRIVATE and found.floor_private_results is None:
+    if part == PRIVATE and not found.has_private:
         raise ApiError(404, f"phase {phase!r} has no private part")
     return found
 
 
 def phase_board(request: Request, benchmark: str, phase: str, part: str, rendering: str,
-                render: Callable[[list[dict[str, Any]]], Rendered], dataset_id: str | None = None) -> Rendered:
+                render: Callable[[list[dict[str, Any]]], bytes], dataset_id: str | None = None) -> Encoded:
     """render(the board's groups; with `dataset_id`, that dataset's group alone: a superseded
-    one's own URL), built once per version of what the board shows (board_cache): the
-    submissions are read after the phase row, with their teams in the same query, and the board
-    is built with no database connection held. A dataset the phase never had, or one with no
-    scored submission: 404 (the first before the cache, which keeps only the phase's datasets)."""
+    one's own URL) encoded, built once per version of what the board shows (board_cache): the
+    phase and its submissions are read after the version, with their teams in the same query,
+    and the board is built with no database connection held. A dataset the phase never had, or
+    one with no scored submission: 404 (the first before the cache, which keeps only the phase's
+    datasets)."""
     found = board_phase(request, benchmark, phase, part)
     deployment = deployment_of(request)
     if dataset_id is not None and dataset_id != found.dataset_id:
@@ -92,23 +93,24 @@ def phase_board(request: Request, benchmark: str, phase: str, part: str, renderi
         if known is None:
             raise ApiError(404, f"phase {phase!r} has no dataset {dataset_id!r}")
 
-    def build() -> Rendered:
+    def build() -> Encoded:
         with deployment.sessions() as session:
-            submissions = scored(session, found)
-        groups = board_groups(deployment, load_benchmark(benchmark), found, submissions, part)
+            current = session.get(Phase, found.id)
+            submissions = scored(session, current)
+        groups = board_groups(deployment, load_benchmark(benchmark), current, submissions, part)
         if dataset_id is not None:
             groups = [g for g in groups if g["dataset_id"] == dataset_id]
             if not groups:
                 raise ApiError(404, f"phase {phase!r} has no scored submission on dataset {dataset_id!r}")
-        return render(groups)
+        return encoded(render(groups))
 
     return request.app.state.boards.get(found, (part, rendering, dataset_id), build)
 
 
 def board_response(request: Request, benchmark: str, phase: str, part: str, dataset_id: str | None) -> Response:
-    body = phase_board(request, benchmark, phase, part, "json", lambda groups: JSONResponse(
+    board = phase_board(request, benchmark, phase, part, "json", lambda groups: JSONResponse(
         {"benchmark": benchmark, "phase": phase, **board_json(groups)}).body, dataset_id)
-    return Response(body, media_type="application/json")
+    return encoded_response(request, board, "application/json")
 
 
 @router.get("/benchmarks/{benchmark}/phases/{phase}/leaderboard")

@@ -25,11 +25,12 @@ def error(status: int, message: str) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=status)
 
 
-def create_app(deployment: Deployment) -> FastAPI:
+def create_app(deployment: Deployment, processes: int = 1) -> FastAPI:
+    """The app of one of `processes` server processes (each counts its share of the rate limits)."""
     app = FastAPI(title="segbench hosted evaluation", version=__version__, docs_url=None, redoc_url=None,
                   openapi_url=None)
     app.state.deployment = deployment
-    app.state.limits = Limits(deployment)
+    app.state.limits = Limits(deployment, processes)
     app.state.boards = BoardCache()
 
     @app.exception_handler(ApiError)

@@ -7,13 +7,19 @@ included), a team's selection for the private ranking (ledger.select_for_ranking
 the version of the phase row read before the board's rows were, and builds it again when a
 request reads a later version: every server process sharing the database rebuilds when, and only
 when, what a board shows changed, and never serves a board older than the phase row the request
-read. The readers of a stale board wait for one build, not one each."""
+read. The readers of a stale board wait for one build, not one each.
+
+A board is kept encoded (its JSON or HTML bytes, built once per version) with an entity tag that
+is a digest of those bytes: a client that revalidates (If-None-Match) gets 304 from any process
+that holds the same bytes, and never for other ones."""
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections.abc import Callable, Hashable
-from typing import Any, TypeVar
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
 
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
@@ -34,6 +40,23 @@ def team_changed(session: Session, team_id: int) -> None:
     changed(session, *session.scalars(select(Submission.phase_id).where(Submission.team_id == team_id).distinct()))
 
 
+@dataclass(frozen=True)
+class Encoded:
+    body: bytes
+    etag: str  # a quoted digest of `body`
+
+
+def encoded(body: bytes) -> Encoded:
+    return Encoded(body, f'"{hashlib.blake2b(body, digest_size=16).hexdigest()}"')
+
+
+class Versioned(Protocol):
+    """A phase as a request read it: its id and its boards' version (a Phase, or the light row of it)."""
+
+    id: int
+    board_version: int
+
+
 class BoardCache:
     """(phase, key) -> the board built for the latest version seen; `key` names what was built
     from the board (its part and rendering, e.g. ('public', 'json'))."""
@@ -47,7 +70,7 @@ class BoardCache:
         found = self.built.get(slot)
         return (found is not None and found[0] >= version), (found[1] if found is not None else None)
 
-    def get(self, phase: Phase, key: Hashable, build: Callable[[], Built]) -> Built:
+    def get(self, phase: Versioned, key: Hashable, build: Callable[[], Built]) -> Built:
         """The board as of `phase` (a row read by this request): the kept one unless the row's
         version is later, else `build()`, which must read the board's rows after the phase row."""
         slot, version = (phase.id, key), phase.board_version

@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator
 from html import escape
 
 from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse, RedirectResponse
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
@@ -21,8 +21,8 @@ from .intake import TooLarge
 from .models import BrowserSession
 from .parts import PRIVATE, PUBLIC
 from .pages import board_page, frame, index_page, submission_page, team_page
-from .web import (ApiError, accept_upload, count_request, deployment_of, find_phase, own_submission, own_submissions, submission_view,
-                  team_of_token)
+from .web import (ApiError, accept_upload, count_request, deployment_of, encoded_response, find_phase, own_submission,
+                  own_submissions, submission_view, team_of_token)
 
 router = APIRouter()
 SESSION, SIGNIN = "segbench_session", "segbench_signin"
@@ -166,9 +166,10 @@ def submission(submission_id: str, request: Request):
     return HTMLResponse(submission_page(view, current.team.name, current.csrf))
 
 
-def board_html(request: Request, benchmark: str, phase: str, part: str, dataset_id: str | None) -> HTMLResponse:
-    return HTMLResponse(phase_board(request, benchmark, phase, part, "html",
-                                    lambda groups: board_page(benchmark, phase, groups, part), dataset_id))
+def board_html(request: Request, benchmark: str, phase: str, part: str, dataset_id: str | None) -> Response:
+    board = phase_board(request, benchmark, phase, part, "html",
+                        lambda groups: board_page(benchmark, phase, groups, part).encode(), dataset_id)
+    return encoded_response(request, board, "text/html")
 
 
 @router.get("/boards/{benchmark}/{phase}", response_class=HTMLResponse)

@@ -5,7 +5,7 @@ against), the data verified against the manifest, so the dataset_id on every res
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 
 from ..core.benchmark import Benchmark
@@ -39,9 +39,10 @@ class HiddenSplit:
     def __hash__(self) -> int:
         return hash(self.key)
 
-    @property
+    @cached_property
     def groups(self) -> dict[str, str]:
-        """frame_id -> the benchmark's independent unit (wall, drive, user)."""
+        """frame_id -> the benchmark's independent unit (wall, drive, user); built once per split
+        (a worker asks for it several times an upload), never to be changed by a caller."""
         return {f.frame_id: f.group_id for f in self.listed}
 
 

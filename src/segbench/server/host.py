@@ -113,20 +113,37 @@ def reveal(db_url: str, benchmark: str, name: str) -> Phase:
         return phase
 
 
-def serve(db_url: str, host: str, port: int, settings: Settings = DEFAULTS) -> None:
-    import uvicorn
+def serve(db_url: str, host: str, port: int, settings: Settings = DEFAULTS, processes: int = 1) -> None:
+    """Serve until stopped, in `processes` processes on one listening socket (server/processes.py)."""
+    from .processes import run_processes
 
-    from .app import create_app
-
+    smallest = min(settings.requests_per_minute, settings.uploads_per_hour)
+    if not 1 <= processes <= smallest:  # each process counts 1/N of each rate limit: at least one of each
+        raise SegbenchError(f"--processes {processes}: from 1 to the smallest rate limit ({smallest})")
     deployment = connect(db_url, settings)
-    for line in verify_phases(deployment):
+    for line in verify_phases(deployment):  # the splits verified once, here; forked processes inherit them
         print(f"phase {line}", flush=True)
     # Bound here, so that port 0 (any free port) can be announced before the first request: who
     # started the server reads the address from this line, with no port probed and freed first.
     listening = socket.create_server((host, port))
     print(f"{SERVING}http://{host}:{listening.getsockname()[1]}", flush=True)
+    if processes == 1:
+        serve_on(deployment, listening, 1)
+        return
+    deployment.engine.dispose()  # no connection crosses a fork: each process connects on its own
+    if run_processes(processes, lambda: serve_on(connect(db_url, settings), listening, processes)) != 0:
+        raise SegbenchError("a server process stopped on its own (its error is above); the others were stopped")
+
+
+def serve_on(deployment: Deployment, listening: socket.socket, processes: int) -> None:
+    import uvicorn
+
+    from .app import create_app
+    from .http_protocol import PROTOCOL
+
     # No access log: a request line may carry a query string, and nothing a client sends is logged.
-    config = uvicorn.Config(create_app(deployment), access_log=False, log_level="warning")
+    # The event loop: uvloop where installed (uvicorn's "auto").
+    config = uvicorn.Config(create_app(deployment, processes), http=PROTOCOL, access_log=False, log_level="warning")
     uvicorn.Server(config).run(sockets=[listening])
 
 

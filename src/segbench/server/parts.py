@@ -5,23 +5,26 @@ read from a part's bootstrap document."""
 
 from __future__ import annotations
 
-import tempfile
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 from ..core.headline import PairedDifference, UnitData, headline_data
 from ..core.public_private import divide_frames
 from ..core.significance import floor_verdict, tied
-from ..records.countsio import read_counts
 from .hidden import HiddenSplit
-from .store import Store
+from .store import Store, stored_counts
 
 PUBLIC, PRIVATE = "public", "private"
 
 
 def part_frames(hidden: HiddenSplit, secret: bytes, fraction: float) -> dict[str, tuple[str, ...]]:
     """part -> its sorted frame ids; the private part is absent when the phase has none."""
+    return dict(divided(hidden, secret, fraction))
+
+
+@lru_cache(maxsize=256)
+def divided(hidden: HiddenSplit, secret: bytes, fraction: float) -> dict[str, tuple[str, ...]]:
+    """part_frames' cache: a worker asks for every upload, and the division is a keyed hash per unit."""
     parts = divide_frames(hidden.groups, secret, fraction)
     out = {PUBLIC: tuple(sorted(parts.public_frames))}
     if parts.private_frames:
@@ -38,9 +41,8 @@ def stored_headline(store: Store, hidden: HiddenSplit, counts_sha256: str, frame
 def cached_headline(store: Store, hidden: HiddenSplit, counts_sha256: str, frames: tuple[str, ...]) -> UnitData:
     """stored_headline's cache (counts are immutable under their SHA-256, so it never goes stale;
     a split is keyed by its name, HiddenSplit.key, whether on disk or superseded)."""
-    with tempfile.TemporaryDirectory(prefix="segbench-counts-") as folder:
-        counts, _ = read_counts(store.fetch(counts_sha256, Path(folder) / "counts.parquet"))
-    return headline_data(hidden.benchmark, counts, hidden.benchmark.ground_truth, hidden.groups, frames)
+    return headline_data(hidden.benchmark, stored_counts(store, counts_sha256), hidden.benchmark.ground_truth,
+                         hidden.groups, frames)
 
 
 def verdict_against_floor(bootstrap: dict[str, Any], key: str, unit: str) -> str:

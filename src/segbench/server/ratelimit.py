@@ -1,6 +1,7 @@
 """Per-key rate limits (a team's requests a minute, its uploads an hour), counted in the server
-process over a sliding window. One server process per deployment keeps them exact; behind several,
-each counts its own share (docs/server.md)."""
+process over a sliding window. One server process per deployment keeps them exact; the N processes
+of `server run --processes N` each count 1/N of each limit (server/web.Limits); several `server
+run` commands on one database each count their own (docs/server.md)."""
 
 from __future__ import annotations
 

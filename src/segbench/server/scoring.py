@@ -3,25 +3,26 @@ same Parquet as `segbench score`, kept once in the store by their SHA-256), and 
 phase (public, private) its metrics document (as `segbench metrics`) and its bootstrap over the
 part's units with paired comparisons against the phase's baseline and floor (core.bootstrap, as
 `segbench uncertainty`): a part's numbers are the same counts summed over its frames. The floor
-and the baseline are scored once, when the host adds the phase."""
+and the baseline are scored once, when the host adds the phase, and their values on each part's
+resamples computed once per worker process for every upload that is paired with them."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ..core.bootstrap import Subject, bootstrap
+from ..core.bootstrap import Replicated, Subject, bootstrap_document, replicated
 from ..core.confusion import FrameCounts
 from ..datasets.base import Frame
-from ..records.countsio import read_counts
 from ..steps.metrics import document
 from ..steps.scoring import score_floor, score_model
 from .hidden import HiddenSplit
 from .models import Phase
 from .settings import Settings
-from .store import Store, keep
+from .store import Store, keep, stored_counts
 
 FLOOR, BASELINE = "floor", "baseline"
 
@@ -66,28 +67,34 @@ def part_document(hidden: HiddenSplit, counts: FrameCounts, frames: tuple[str, .
     return document(benchmark, counts.subset(frames), benchmark.ground_truth, hidden.split, name, kind)
 
 
-def stored_subject(store: Store, sha256: str, name: str, hidden: HiddenSplit, folder: Path) -> Subject:
-    counts, _ = read_counts(store.fetch(sha256, folder / f"{name}.parquet"))
-    return Subject(name, counts, hidden.benchmark.ground_truth)
+def references(phase: Phase) -> dict[str, str | None]:
+    """role -> the stored counts' SHA-256 of the phase's baseline (None when the host gave none) and floor."""
+    return {BASELINE: phase.baseline_counts_sha256, FLOOR: phase.floor_counts_sha256}
 
 
-def references(store: Store, hidden: HiddenSplit, phase: Phase, folder: Path) -> dict[str, Subject | None]:
-    """The phase's baseline (None when the host gave none) and floor, from their stored counts."""
-    baseline = phase.baseline_counts_sha256
-    return {BASELINE: None if baseline is None else stored_subject(store, baseline, BASELINE, hidden, folder),
-            FLOOR: stored_subject(store, phase.floor_counts_sha256, FLOOR, hidden, folder)}
+def part_uncertainty(store: Store, hidden: HiddenSplit, counts: FrameCounts, frames: tuple[str, ...], name: str,
+                     others: dict[str, str | None], settings: Settings) -> dict[str, Any]:
+    """The bootstrap of `counts` over one part's units, paired with the references (role -> their
+    stored counts' SHA-256, or None) on the same frames."""
+    benchmark = hidden.benchmark
+    subject = replicated(benchmark, Subject(name, counts.subset(frames), benchmark.ground_truth), hidden.groups,
+                         settings.resamples, settings.seed)
+    return bootstrap_document(benchmark, subject, {
+        role: None if sha256 is None else reference_replicated(store, hidden, sha256, role, frames, settings.resamples,
+                                                               settings.seed)
+        for role, sha256 in others.items()})
 
 
-def restricted(subject: Subject | None, frames: tuple[str, ...]) -> Subject | None:
-    return None if subject is None else Subject(subject.name, subject.counts.subset(frames), subject.space)
-
-
-def part_uncertainty(hidden: HiddenSplit, counts: FrameCounts, frames: tuple[str, ...], name: str,
-                     others: dict[str, Subject | None], settings: Settings) -> dict[str, Any]:
-    """The bootstrap of `counts` over one part's units, paired with the references on the same frames."""
-    subject = Subject(name, counts.subset(frames), hidden.benchmark.ground_truth)
-    return bootstrap(hidden.benchmark, subject, hidden.groups, settings.resamples, settings.seed,
-                     {role: restricted(other, frames) for role, other in others.items()})
+@lru_cache(maxsize=16)
+def reference_replicated(store: Store, hidden: HiddenSplit, counts_sha256: str, name: str, frames: tuple[str, ...],
+                         resamples: int, seed: int) -> Replicated:
+    """A reference's values on one part's resamples, the same for every upload of its phase: keyed
+    by what determines them (its stored counts, immutable under their SHA-256; the split, whose key
+    holds the dataset_id; the part's frames; the bootstrap's settings), so new data, a re-counted
+    reference or another division is a new key and nothing kept goes stale."""
+    counts = stored_counts(store, counts_sha256).subset(frames)
+    return replicated(hidden.benchmark, Subject(name, counts, hidden.benchmark.ground_truth), hidden.groups,
+                      resamples, seed)
 
 
 def as_json(document: dict[str, Any]) -> str:

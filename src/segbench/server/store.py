@@ -13,8 +13,10 @@ import tempfile
 from pathlib import Path
 from typing import Protocol
 
+from ..core.confusion import FrameCounts
 from ..errors import SegbenchError
 from ..io.fileio import sha256_file
+from ..records.countsio import read_counts
 
 
 def object_key(sha256: str) -> str:
@@ -121,6 +123,13 @@ def keep(store: Store, path: Path) -> str:
     sha = sha256_file(path)
     store.put(path, sha)
     return sha
+
+
+def stored_counts(store: Store, sha256: str) -> FrameCounts:
+    """The per-frame counts kept under `sha256` (fetched to a temporary file, checked, read)."""
+    with tempfile.TemporaryDirectory(prefix="segbench-counts-") as folder:
+        counts, _ = read_counts(store.fetch(sha256, Path(folder) / "counts.parquet"))
+    return counts
 
 
 def open_store(url: str) -> Store:

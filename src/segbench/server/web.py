@@ -9,13 +9,15 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from fastapi import Request
-from sqlalchemy import select
+from fastapi.responses import Response
+from sqlalchemy import Row, select
 from sqlalchemy.orm import joinedload
 from starlette.concurrency import run_in_threadpool
 
 from ..errors import SegbenchError
 from . import ledger
 from .accounts import is_host, team_of
+from .board_cache import Encoded
 from .deployment import CODE_VERSION, Deployment
 from .intake import TooLarge, check, discard, receive
 from .models import Phase, Submission, Team
@@ -36,12 +38,13 @@ def not_found(what: str = "not found") -> ApiError:
 
 
 class Limits:
-    """The running server's rate limits, from its settings."""
+    """The running server's rate limits, from its settings: a process of `processes` that serve
+    together counts 1/processes of each (rounded down), so that their sum never passes the limit."""
 
-    def __init__(self, deployment: Deployment):
+    def __init__(self, deployment: Deployment, processes: int = 1):
         settings = deployment.settings
-        self.requests = RateLimit(settings.requests_per_minute, 60.0)
-        self.uploads = RateLimit(settings.uploads_per_hour, 3600.0)
+        self.requests = RateLimit(settings.requests_per_minute // processes, 60.0)
+        self.uploads = RateLimit(settings.uploads_per_hour // processes, 3600.0)
 
 
 def deployment_of(request: Request) -> Deployment:
@@ -104,6 +107,38 @@ def find_phase(request: Request, benchmark: str, name: str) -> Phase:
     if phase is None:
         raise not_found(f"no phase {name!r} of benchmark {benchmark!r}")
     return phase
+
+
+# What a board read needs of its phase: read in one light query of these columns, not the whole
+# row with its documents (on a kept board, a read is mostly this query).
+BOARD_STATE = (Phase.id, Phase.board_version, Phase.dataset_id, Phase.revealed_at,
+               Phase.floor_private_results.is_not(None).label("has_private"))
+
+
+def board_state(request: Request, benchmark: str, name: str) -> Row:
+    """The phase's BOARD_STATE columns (id, board_version, dataset_id, revealed_at, has_private)."""
+    with deployment_of(request).sessions() as session:
+        found = session.execute(select(*BOARD_STATE).where(Phase.benchmark == benchmark, Phase.name == name)).first()
+    if found is None:
+        raise not_found(f"no phase {name!r} of benchmark {benchmark!r}")
+    return found
+
+
+def not_modified(request: Request, etag: str) -> bool:
+    """Whether the request's If-None-Match names `etag` (or is `*`): the client holds these bytes."""
+    sent = request.headers.get("if-none-match")
+    if sent is None:
+        return False
+    tags = [tag.strip() for tag in sent.split(",")]
+    return "*" in tags or any(tag.removeprefix("W/") == etag for tag in tags)
+
+
+def encoded_response(request: Request, board: Encoded, media_type: str) -> Response:
+    """A kept board's bytes, or 304 when the client holds them; every client revalidates (no-cache)."""
+    headers = {"ETag": board.etag, "Cache-Control": "no-cache"}
+    if not_modified(request, board.etag):
+        return Response(status_code=304, headers=headers)
+    return Response(board.body, media_type=media_type, headers=headers)
 
 
 def own_submission(request: Request, team: Team, submission_id: str) -> Submission:

@@ -44,12 +44,12 @@ def score_submission(deployment: Deployment, hidden: HiddenSplit, submission: Su
     re-score: only its changed frames, server/recount.py)."""
     store = deployment.store
     counts_sha, counts = recount(deployment, hidden, submission, folder)
-    others = references(store, hidden, submission.phase, folder)
+    others = references(submission.phase)
     result: dict[str, Any] = {"counts_sha256": counts_sha}
     for part, frames in deployment.parts(submission.phase).items():
         results, bootstrap = COLUMNS[part]
         result[results] = as_json(part_document(hidden, counts, frames, submission.id, "predictions"))
-        result[bootstrap] = as_json(part_uncertainty(hidden, counts, frames, submission.id, others,
+        result[bootstrap] = as_json(part_uncertainty(store, hidden, counts, frames, submission.id, others,
                                                      deployment.settings))
     public = headline_data(hidden.benchmark, counts, hidden.benchmark.ground_truth, hidden.groups,
                            deployment.parts(submission.phase)[PUBLIC])
