@@ -182,42 +182,62 @@ class Subject:
     space: LabelSpace
 
 
+@dataclass(frozen=True)
+class Resampled:
+    """A model's metrics on all groups and on each resample: what a paired comparison takes of it
+    (a fixed reference, e.g. a phase's floor, resampled once for every model compared with it)."""
+
+    name: str
+    frame_ids: tuple[str, ...]
+    groups: tuple[str, ...]
+    points: dict[str, float]
+    replicates: dict[str, np.ndarray]
+
+
+def resampled(benchmark: Benchmark, subject: Subject, groups: Mapping[str, str], resamples: int,
+              seed: int) -> Resampled:
+    """`subject`'s metrics on its groups and on the `resamples` draws of them that `seed` gives."""
+    names, data = prepare(benchmark, subject.counts, subject.space, groups)
+    weights = resample_weights(len(names), resamples, seed)
+    return Resampled(subject.name, subject.counts.frame_ids, tuple(names), point_values(data),
+                     replicate_values(data, weights))
+
+
 def bootstrap(
     benchmark: Benchmark,
     subject: Subject,
     groups: Mapping[str, str],
     resamples: int,
     seed: int,
-    others: Mapping[str, Subject] | None = None,
+    others: Mapping[str, Subject | Resampled | None] | None = None,
 ) -> dict[str, Any]:
     """Intervals of every scalar metric of `subject`, and paired comparisons with `others`
-    (role -> subject, e.g. {'baseline': ..., 'floor': ...}), all on the same resampled groups."""
-    names, data = prepare(benchmark, subject.counts, subject.space, groups)
-    weights = resample_weights(len(names), resamples, seed)
-    replicates = replicate_values(data, weights)
-    points = point_values(data)
+    (role -> subject, or its `resampled` with the same resamples and seed, e.g. {'baseline': ...,
+    'floor': ...}), all on the same resampled groups."""
+    own = resampled(benchmark, subject, groups, resamples, seed)
     document: dict[str, Any] = {
         "method": "percentile bootstrap over groups (resampled with replacement, counts summed)",
         "group_key": benchmark.group_key,
-        "groups": len(names),
+        "groups": len(own.groups),
         "frames": len(subject.counts.frame_ids),
         "resamples": resamples,
         "seed": seed,
         "confidence": CONFIDENCE,
         "model": subject.name,
-        "intervals": intervals(points, replicates),
+        "intervals": intervals(own.points, own.replicates),
         "comparisons": {},
     }
     for role, other in (others or {}).items():
         if other is None:
             document["comparisons"][role] = None
             continue
-        if sorted(other.counts.frame_ids) != sorted(subject.counts.frame_ids):
+        if sorted(other.counts.frame_ids if isinstance(other, Subject) else other.frame_ids) != sorted(
+                subject.counts.frame_ids):
             raise SegbenchError(f"'{subject.name}' and '{other.name}' were scored on different frames; no paired comparison")
-        other_names, other_data = prepare(benchmark, other.counts, other.space, groups)
-        assert other_names == names
+        other = resampled(benchmark, other, groups, resamples, seed) if isinstance(other, Subject) else other
+        assert other.groups == own.groups
         document["comparisons"][role] = {
             "against": other.name,
-            "metrics": paired(points, replicates, point_values(other_data), replicate_values(other_data, weights)),
+            "metrics": paired(own.points, own.replicates, other.points, other.replicates),
         }
     return document

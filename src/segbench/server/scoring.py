@@ -8,11 +8,13 @@ and the baseline are scored once, when the host adds the phase."""
 from __future__ import annotations
 
 import json
+import tempfile
 from collections.abc import Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ..core.bootstrap import Subject, bootstrap
+from ..core.bootstrap import Resampled, Subject, bootstrap, resampled
 from ..core.confusion import FrameCounts
 from ..datasets.base import Frame
 from ..records.countsio import read_counts
@@ -66,28 +68,34 @@ def part_document(hidden: HiddenSplit, counts: FrameCounts, frames: tuple[str, .
     return document(benchmark, counts.subset(frames), benchmark.ground_truth, hidden.split, name, kind)
 
 
-def stored_subject(store: Store, sha256: str, name: str, hidden: HiddenSplit, folder: Path) -> Subject:
-    counts, _ = read_counts(store.fetch(sha256, folder / f"{name}.parquet"))
-    return Subject(name, counts, hidden.benchmark.ground_truth)
-
-
-def references(store: Store, hidden: HiddenSplit, phase: Phase, folder: Path) -> dict[str, Subject | None]:
-    """The phase's baseline (None when the host gave none) and floor, from their stored counts."""
+def references(store: Store, hidden: HiddenSplit, phase: Phase, frames: tuple[str, ...],
+               settings: Settings) -> dict[str, Resampled | None]:
+    """The phase's baseline (None when the host gave none) and floor over one part's frames,
+    resampled as each submission's bootstrap is."""
     baseline = phase.baseline_counts_sha256
-    return {BASELINE: None if baseline is None else stored_subject(store, baseline, BASELINE, hidden, folder),
-            FLOOR: stored_subject(store, phase.floor_counts_sha256, FLOOR, hidden, folder)}
+    return {BASELINE: None if baseline is None else reference(store, hidden, baseline, BASELINE, frames,
+                                                              settings.resamples, settings.seed),
+            FLOOR: reference(store, hidden, phase.floor_counts_sha256, FLOOR, frames, settings.resamples,
+                             settings.seed)}
 
 
-def restricted(subject: Subject | None, frames: tuple[str, ...]) -> Subject | None:
-    return None if subject is None else Subject(subject.name, subject.counts.subset(frames), subject.space)
+@lru_cache(maxsize=64)
+def reference(store: Store, hidden: HiddenSplit, sha256: str, name: str, frames: tuple[str, ...], resamples: int,
+              seed: int) -> Resampled:
+    """A reference's stored counts over `frames`, resampled once per process (counts are immutable
+    under their SHA-256, and every submission of the part is compared on the same draws)."""
+    with tempfile.TemporaryDirectory(prefix="segbench-counts-") as folder:
+        counts, _ = read_counts(store.fetch(sha256, Path(folder) / f"{name}.parquet"))
+    subject = Subject(name, counts.subset(frames), hidden.benchmark.ground_truth)
+    return resampled(hidden.benchmark, subject, hidden.groups, resamples, seed)
 
 
-def part_uncertainty(hidden: HiddenSplit, counts: FrameCounts, frames: tuple[str, ...], name: str,
-                     others: dict[str, Subject | None], settings: Settings) -> dict[str, Any]:
+def part_uncertainty(hidden: HiddenSplit, phase: Phase, store: Store, counts: FrameCounts, frames: tuple[str, ...],
+                     name: str, settings: Settings) -> dict[str, Any]:
     """The bootstrap of `counts` over one part's units, paired with the references on the same frames."""
     subject = Subject(name, counts.subset(frames), hidden.benchmark.ground_truth)
     return bootstrap(hidden.benchmark, subject, hidden.groups, settings.resamples, settings.seed,
-                     {role: restricted(other, frames) for role, other in others.items()})
+                     references(store, hidden, phase, frames, settings))
 
 
 def as_json(document: dict[str, Any]) -> str:

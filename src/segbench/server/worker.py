@@ -27,7 +27,7 @@ from .intake import UPLOAD_NAME
 from .models import Submission
 from .parts import PRIVATE, PUBLIC, stored_headline
 from .recount import NotPredicted, recount
-from .scoring import as_json, part_document, part_uncertainty, references
+from .scoring import as_json, part_document, part_uncertainty
 
 # Where each part's metrics and bootstrap are written.
 COLUMNS = {PUBLIC: ("results", "uncertainty"), PRIVATE: ("private_results", "private_uncertainty")}
@@ -44,13 +44,12 @@ def score_submission(deployment: Deployment, hidden: HiddenSplit, submission: Su
     re-score: only its changed frames, server/recount.py)."""
     store = deployment.store
     counts_sha, counts = recount(deployment, hidden, submission, folder)
-    others = references(store, hidden, submission.phase, folder)
     result: dict[str, Any] = {"counts_sha256": counts_sha}
     for part, frames in deployment.parts(submission.phase).items():
         results, bootstrap = COLUMNS[part]
         result[results] = as_json(part_document(hidden, counts, frames, submission.id, "predictions"))
-        result[bootstrap] = as_json(part_uncertainty(hidden, counts, frames, submission.id, others,
-                                                     deployment.settings))
+        result[bootstrap] = as_json(part_uncertainty(hidden, submission.phase, store, counts, frames,
+                                                     submission.id, deployment.settings))
     public = headline_data(hidden.benchmark, counts, hidden.benchmark.ground_truth, hidden.groups,
                            deployment.parts(submission.phase)[PUBLIC])
     return result, public
