@@ -163,6 +163,9 @@ def stored_submissions(db: str, data: Path, ids: list[str], dataset_id: str, sub
 
 def counted_worker(db: str, settings: Settings, results) -> None:
     """A worker process until nothing is claimable: (masks decoded, labels read, peak RSS in MiB)."""
+    # A session of its own, as a worker a service manager starts has: the kernel's autogroup
+    # scheduling shares one session's CPU time among all its processes, however many they are.
+    os.setsid()
     decoded, labels = [0], [0]
     read_prediction = stage_scoring.read_prediction
 
