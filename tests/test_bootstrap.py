@@ -7,7 +7,7 @@ import pytest
 
 from counts_fixtures import FRAMES, counts, floored, frame
 
-from segbench.core.bootstrap import Subject, bootstrap, prepare, replicate_values, resample_weights
+from segbench.core.bootstrap import Subject, bootstrap, prepare, replicate_values, resample_weights, resampled
 from segbench.core.confusion import FrameCounts
 from segbench.core.evaluation import evaluate
 from segbench.errors import SegbenchError
@@ -194,6 +194,18 @@ def test_paired_comparison_uses_the_same_walls():
     assert entry["excludes_zero"] == bool(low > 0 or high < 0)
     # The model is better than the floor on every wall: every resample's difference is positive.
     assert entry["excludes_zero"] and low > 0
+
+
+def test_a_reference_resampled_once_compares_as_its_counts_do():
+    floor = Subject("floor", counts(floored()), TEN)
+    with_counts = bootstrap(PV, Subject("m", counts(), TEN), GROUPS, resamples=40, seed=5, others={"floor": floor})
+    once = resampled(PV, floor, GROUPS, resamples=40, seed=5)
+    assert bootstrap(PV, Subject("m", counts(), TEN), GROUPS, resamples=40, seed=5,
+                     others={"floor": once}) == with_counts
+    fewer = Subject("floor", counts(floored()).subset(sorted(GROUPS)[1:]), TEN)
+    with pytest.raises(SegbenchError, match="'m' and 'floor' were scored on different frames"):
+        bootstrap(PV, Subject("m", counts(), TEN), GROUPS, resamples=40, seed=5,
+                  others={"floor": resampled(PV, fewer, GROUPS, resamples=40, seed=5)})
 
 
 def test_a_model_compared_with_itself_differs_by_exactly_zero():
