@@ -11,11 +11,15 @@ server's own code: SUBMISSIONS stored submissions of a FRAMES-frame Painting Vis
    bootstrap resamples (the bootstrap's cost is the same both ways).
 
 The data: FRAMES frames of 32 x 24 pixels in walls of FRAMES_PER_WALL (the test split), each label
-random rectangles of the ten classes; DISTINCT uploads (each label with a random tenth of its
-pixels changed), the SUBMISSIONS submissions cycling through them, 10 per team. The stored
-submissions are made as a worker stores them (their counts by the scorer, kept in the store, the
-row scored) without going through the HTTP intake, which this does not measure. Workers are
-processes (`segbench server worker --once`'s loop, run_worker) on one SQLite deployment.
+random rectangles of the ten classes; SUBMISSIONS distinct uploads, 10 per team: DISTINCT base
+uploads (each label with a random tenth of its pixels changed), upload i being base i % DISTINCT
+with one more frame's mask changed by a pixel (frame i // DISTINCT), so no two are the same bytes.
+The stored submissions are made as a worker stores them (counts by the scorer: each base scored
+whole once, the one frame that differs scored from upload i; kept in the store, the row scored)
+without going through the HTTP intake, which this does not measure. Workers are processes
+(`segbench server worker --once`'s loop, run_worker) on one SQLite deployment. The uploads scored
+whole are checked to give the rows of their incremental re-score (counts compared without the
+metadata, which names each submission). Each run's line ends with the 1-minute load average.
 
     PYTHONPATH=src .venv/bin/python benchmarks/rescore_scale.py [--submissions 1000] [--frames 2000]
 """
@@ -24,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing
+import os
 import resource
 import secrets
 import sys
@@ -33,6 +38,7 @@ import zipfile
 from pathlib import Path
 
 import numpy as np
+import pyarrow.parquet as pq
 from PIL import Image
 from sqlalchemy import select, update
 
@@ -43,6 +49,7 @@ from server_fixtures import BENCHMARK, PHASE, SPLIT, phases_text  # noqa: E402
 from timing import machine  # noqa: E402
 
 import segbench.stages.scoring as stage_scoring  # noqa: E402
+from segbench.core.confusion import FrameCounts  # noqa: E402
 from segbench.io.maskio import read_mask  # noqa: E402
 from segbench.protocols.definitions import load_benchmark  # noqa: E402
 from segbench.records.countsio import write_counts  # noqa: E402
@@ -58,6 +65,7 @@ from segbench.stages.uploads import png  # noqa: E402
 
 WIDTH, HEIGHT = 32, 24
 PER_TEAM = 10
+WHOLE = "-whole"  # the method of a stored upload queued again to be scored whole
 
 
 def generated_split(folder: Path, frames: int, per_wall: int, rng: np.random.Generator) -> list[str]:
@@ -77,52 +85,87 @@ def generated_split(folder: Path, frames: int, per_wall: int, rng: np.random.Gen
     return ids
 
 
-def upload_of(data: Path, ids: list[str], path: Path, dataset_id: str, rng: np.random.Generator) -> Path:
-    """Each frame's label with a random tenth of its pixels set to a random class."""
+def base_masks(data: Path, ids: list[str], rng: np.random.Generator) -> list[np.ndarray]:
+    """One model's masks: each frame's label with a random tenth of its pixels set to a random class."""
+    masks = []
+    for frame_id in ids:
+        mask = np.array(Image.open(data / "labels" / f"{frame_id}.png"))
+        wrong = rng.random(mask.shape) < 0.1
+        mask[wrong] = rng.integers(0, 10, int(wrong.sum()))
+        masks.append(mask)
+    return masks
+
+
+def nudged(mask: np.ndarray) -> np.ndarray:
+    """A mask with its first pixel's class moved by one: another upload's mask of the same frame."""
+    other = mask.copy()
+    other[0, 0] = (other[0, 0] + 1) % 10
+    return other
+
+
+def written_upload(path: Path, ids: list[str], masks: list[bytes], dataset_id: str) -> Path:
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
-        for frame_id in ids:
-            mask = np.array(Image.open(data / "labels" / f"{frame_id}.png"))
-            wrong = rng.random(mask.shape) < 0.1
-            mask[wrong] = rng.integers(0, 10, int(wrong.sum()))
-            archive.writestr(f"{frame_id}.png", png(mask))
+        for frame_id, data in zip(ids, masks):
+            archive.writestr(f"{frame_id}.png", data)
         archive.writestr("dataset_id.txt", dataset_id + "\n")
     return path
 
 
 def stored_submissions(db: str, data: Path, ids: list[str], dataset_id: str, submissions: int, distinct: int,
                        folder: Path, rng: np.random.Generator) -> None:
-    """`submissions` scored submissions, as a worker leaves them: each upload's counts scored once
-    and kept per submission (named by its id, as the worker names them)."""
+    """`submissions` scored submissions of as many distinct uploads, as a worker leaves them: upload
+    i is base upload i % distinct (each scored whole once) with the mask of frame (i // distinct)
+    nudged, its counts the base's with that one frame scored from upload i (a frame's counts are
+    its mask's alone: the counts a whole scoring of upload i gives), kept per submission (named by
+    its id, as the worker names them)."""
+    if submissions > distinct * len(ids):
+        raise SystemExit(f"at most {distinct * len(ids)} distinct uploads of {distinct} bases; raise --distinct")
     deployment = connect(db)
     benchmark = load_benchmark(BENCHMARK)
-    hidden = None
     with deployment.sessions() as session:
         hidden = deployment.hidden(session.scalar(select(Phase)))
-    uploads = [upload_of(data, ids, folder / f"upload-{k}.zip", dataset_id, rng) for k in range(distinct)]
-    counts = [score_model(benchmark, hidden.frames, "u", "predictions", benchmark.ground_truth, u,
-                          folder / "u.parquet", SPLIT) for u in uploads]
-    shas = [keep(deployment.store, u) for u in uploads]
+    order = [f.frame_id for f in hidden.frames]
+    frames = {f.frame_id: f for f in hidden.frames}
+    bases = [base_masks(data, ids, rng) for _ in range(distinct)]
+    encoded = [[png(mask) for mask in masks] for masks in bases]
+    base_counts = [score_model(benchmark, hidden.frames, "u", "predictions", benchmark.ground_truth,
+                               written_upload(folder / "base.zip", ids, masks, dataset_id), folder / "u.parquet", SPLIT)
+                   for masks in encoded]
     for t in range((submissions + PER_TEAM - 1) // PER_TEAM):
         host.add_team(db, f"team{t:04d}")
+    uploads: set[str] = set()
     with deployment.sessions() as session:
         teams, phase = session.scalars(select(Team).order_by(Team.name)).all(), session.scalar(select(Phase))
         for i in range(submissions):
-            k = i % distinct
-            submission = ledger.accept(session, teams[i // PER_TEAM], phase, shas[k], uploads[k].stat().st_size,
+            k, position = i % distinct, i // distinct
+            masks = list(encoded[k])
+            masks[position] = png(nudged(bases[k][position]))
+            upload = written_upload(folder / "upload.zip", ids, masks, dataset_id)
+            one = score_model(benchmark, [frames[ids[position]]], "u", "predictions", benchmark.ground_truth, upload,
+                              folder / "u.parquet", SPLIT)
+            rest = base_counts[k].subset([f for f in order if f != ids[position]])
+            sha = keep(deployment.store, upload)
+            uploads.add(sha)
+            submission = ledger.accept(session, teams[i // PER_TEAM], phase, sha, upload.stat().st_size,
                                        f"m{i}", "", CODE_VERSION, lambda: None)
             path = folder / "stored.parquet"
-            write_counts(path, counts[k], {"benchmark": BENCHMARK, "split": SPLIT, "dataset_id": None,
-                                           "model": {"name": submission.id, "kind": "predictions",
-                                                     "checkpoint_sha256": None,
-                                                     "label_space": {"name": benchmark.ground_truth.name,
-                                                                     "classes": benchmark.ground_truth.names}}})
+            write_counts(path, FrameCounts.merge([rest, one]).subset(order),
+                         {"benchmark": BENCHMARK, "split": SPLIT, "dataset_id": None,
+                          "model": {"name": submission.id, "kind": "predictions", "checkpoint_sha256": None,
+                                    "label_space": {"name": benchmark.ground_truth.name,
+                                                    "classes": benchmark.ground_truth.names}}})
             session.execute(update(Submission).where(Submission.id == submission.id)
                             .values(status=SCORED, counts_sha256=keep(deployment.store, path), ladder_position=0))
         session.commit()
+    if len(uploads) != submissions:
+        raise SystemExit(f"{submissions} submissions but {len(uploads)} distinct uploads")
 
 
 def counted_worker(db: str, settings: Settings, results) -> None:
     """A worker process until nothing is claimable: (masks decoded, labels read, peak RSS in MiB)."""
+    # A session of its own, as a worker a service manager starts has: the kernel's autogroup
+    # scheduling shares one session's CPU time among all its processes, however many they are.
+    os.setsid()
     decoded, labels = [0], [0]
     read_prediction = stage_scoring.read_prediction
 
@@ -177,11 +220,29 @@ def queue_everything(db: str, dataset_id: str, count: int) -> None:
                                     .order_by(Submission.created_at, Submission.id).limit(count)).all()
         for original in originals:
             session.add(Submission(id=secrets.token_hex(16), team_id=original.team_id, phase_id=original.phase_id,
-                                   status=QUEUED, method=f"{original.method}-whole", description="",
+                                   status=QUEUED, method=original.method + WHOLE, description="",
                                    upload_sha256=original.upload_sha256, upload_bytes=original.upload_bytes,
                                    dataset_id=dataset_id, created_at=original.created_at, attempts=0,
                                    code_version=CODE_VERSION))
         session.commit()
+
+
+def same_rows(store, first: str, second: str, folder: Path) -> bool:
+    """Whether two stored counts files hold the same rows (their metadata names each submission)."""
+    tables = [pq.read_table(store.fetch(sha, folder / f"{n}.parquet")).replace_schema_metadata(None)
+              for n, sha in enumerate((first, second))]
+    return tables[0].equals(tables[1])
+
+
+def matching_whole(db: str, folder: Path) -> tuple[int, int]:
+    """(how many of the uploads scored whole have the rows of their incremental re-score, how many were)."""
+    deployment = connect(db)
+    with deployment.sessions() as session:
+        rows = session.scalars(select(Submission).where(Submission.status == SCORED)).all()
+    rescored = {s.method: s.counts_sha256 for s in rows if s.rescore_of is not None}
+    whole = [s for s in rows if s.method.endswith(WHOLE)]
+    return sum(same_rows(deployment.store, s.counts_sha256, rescored[s.method.removesuffix(WHOLE)], folder)
+               for s in whole), len(whole)
 
 
 def main() -> None:
@@ -212,7 +273,8 @@ def main() -> None:
         stored_submissions(db, data, ids, old_id, args.submissions, args.distinct, folder, rng)
         print(f"machine: {machine()}")
         print(f"setup: {args.submissions} stored submissions of {args.frames} frames ({args.frames // args.frames_per_wall}"
-              f" walls), {args.distinct} distinct uploads, made in {time.perf_counter() - start:.1f} s; "
+              f" walls), {args.submissions} distinct uploads from {args.distinct} bases, made in "
+              f"{time.perf_counter() - start:.1f} s; "
               f"{args.resamples} resamples")
 
         corrected = ids[len(ids) // 2]
@@ -235,7 +297,7 @@ def main() -> None:
             figures["incremental", workers], decoded[workers] = seconds, masks
             print(f"incremental, {workers} worker(s): {seconds:.1f} s ({1000 * seconds / args.submissions:.0f} ms per "
                   f"submission), {masks} masks decoded, {labels} labels read, peak RSS "
-                  f"{' / '.join(f'{r:.0f}' for r in rss)} MiB")
+                  f"{' / '.join(f'{r:.0f}' for r in rss)} MiB, load {os.getloadavg()[0]:.1f}")
         whole = min(args.whole, args.submissions)
         queue_everything(db, new_id, whole)
         for workers in (1, 2):
@@ -246,11 +308,13 @@ def main() -> None:
             print(f"everything, {workers} worker(s): {seconds:.1f} s for {whole} submissions "
                   f"({1000 * seconds / whole:.0f} ms each; {figures['whole', workers]:.1f} s for all "
                   f"{args.submissions}), {masks} masks decoded, {labels} labels read, peak RSS "
-                  f"{' / '.join(f'{r:.0f}' for r in rss)} MiB")
+                  f"{' / '.join(f'{r:.0f}' for r in rss)} MiB, load {os.getloadavg()[0]:.1f}")
         for workers in (1, 2):
             print(f"{workers} worker(s): incremental {figures['incremental', workers]:.1f} s against everything "
                   f"{figures['whole', workers]:.1f} s: {figures['whole', workers] / figures['incremental', workers]:.1f}"
                   " x faster")
+        same, compared = matching_whole(db, folder)
+        print(f"counts of the {compared} scored whole: the rows of their incremental re-score in {same}")
         met = all(d == args.submissions for d in decoded.values())
         print(f"target masks decoded = {args.submissions} (one per submission): {'met' if met else 'MISSED'}")
 

@@ -166,16 +166,17 @@ def test_server_speed():
 def test_rescore_scale():
     out = run_script("rescore_scale.py", "--submissions", "4", "--frames", "40", "--frames-per-wall", "4",
                      "--distinct", "2", "--whole", "2")
-    assert_lines(out, r"^setup: 4 stored submissions of 40 frames \(10 walls\), 2 distinct uploads, made in \d+\.\d s; "
-                      r"2 resamples$",
+    assert_lines(out, r"^setup: 4 stored submissions of 40 frames \(10 walls\), 4 distinct uploads from 2 bases, "
+                      r"made in \d+\.\d s; 2 resamples$",
                  r"^rescore command: 1 label\(s\) changed, 0 frame\(s\) added, 0 removed, 4 re-scores queued in "
                  r"\d+\.\d s$",
                  r"^incremental, 1 worker\(s\): \d+\.\d s \(\d+ ms per submission\), 4 masks decoded, 4 labels read, "
-                 r"peak RSS \d+ MiB$",
+                 r"peak RSS \d+ MiB, load \d+\.\d$",
                  r"^incremental, 2 worker\(s\): \d+\.\d s \(\d+ ms per submission\), 4 masks decoded, 4 labels read, "
-                 r"peak RSS \d+ / \d+ MiB$",
+                 r"peak RSS \d+ / \d+ MiB, load \d+\.\d$",
                  r"^everything, 1 worker\(s\): \d+\.\d s for 2 submissions \(\d+ ms each; \d+\.\d s for all 4\), "
-                 r"80 masks decoded, 80 labels read, peak RSS \d+ MiB$",
+                 r"80 masks decoded, 80 labels read, peak RSS \d+ MiB, load \d+\.\d$",
                  r"^everything, 2 worker\(s\): \d+\.\d s for 2 submissions",
                  r"^1 worker\(s\): incremental \d+\.\d s against everything \d+\.\d s: \d+\.\d x faster$",
+                 r"^counts of the 2 scored whole: the rows of their incremental re-score in 2$",
                  r"^target masks decoded = 4 \(one per submission\): met$")

@@ -99,3 +99,18 @@ def test_open_predictions_by_what_the_source_is(tmp_path):
     (tmp_path / "preds.txt").write_text("a\n")
     with pytest.raises(SegbenchError, match=r"preds\.txt: a predictions file must be an archive \("):
         open_predictions(tmp_path / "preds.txt", [FRAME])
+
+
+def test_an_archive_read_for_some_frames_checks_their_entries_alone(tmp_path):
+    with zipfile.ZipFile(tmp_path / "preds.zip", "w") as archive:
+        archive.writestr("a.png", png(4, 2))
+        archive.writestr("../b.png", png(4, 2))  # a refused name, but not a frame that is read
+    with pytest.raises(SegbenchError, match=r"\.\./b\.png: refused: a name with '\.\.'"):
+        open_predictions(tmp_path / "preds.zip", [FRAME])
+    with open_predictions(tmp_path / "preds.zip", [FRAME], exact=False) as preds:
+        assert read_prediction(preds, FRAME, (2, 4), None).tolist() == np.zeros((2, 4)).tolist()
+    with pytest.warns(UserWarning, match="Duplicate name"), zipfile.ZipFile(tmp_path / "twice.zip", "w") as archive:
+        archive.writestr("a.png", png(4, 2))
+        archive.writestr("a.png", png(4, 2))  # the frame's own entries are checked still
+    with pytest.raises(SegbenchError, match=r"a\.png: refused: a second entry of the same name"):
+        open_predictions(tmp_path / "twice.zip", [FRAME], exact=False)

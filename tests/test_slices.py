@@ -113,6 +113,11 @@ def test_subset_keeps_the_chosen_frames_cells_and_bands():
         assert np.array_equal(getattr(chosen, name), getattr(expected, name))
         assert np.array_equal(getattr(chosen.bands, name), getattr(expected.bands, name))
     assert np.array_equal(chosen.bands.flags, expected.bands.flags) and chosen.bands.spaces == ("s",)
+    in_order = counts.subset(["x", "z"])  # frames kept in their order: the cells taken as they lie
+    expected = FrameCounts.from_cells(["x", "z"], [cells[0], cells[2]], BandCounts.from_cells(["s"], [bands[0], bands[2]]))
+    for name in ("frame", "gt", "pred", "count"):
+        assert np.array_equal(getattr(in_order, name), getattr(expected, name))
+        assert np.array_equal(getattr(in_order.bands, name), getattr(expected.bands, name))
     assert counts.subset([]).frame_ids == () and counts.subset([]).count.size == 0
 
 

@@ -53,7 +53,10 @@ BAND_TALLIES = 3  # per class: pixels in its ground-truth band, in its predicted
 def kept_in_order(new_frame: np.ndarray, frame: np.ndarray) -> np.ndarray:
     """Indices of the cells whose frame `new_frame` keeps (>= 0), ordered by their new frame."""
     kept = np.flatnonzero(new_frame[frame] >= 0)
-    return kept[np.argsort(new_frame[frame[kept]], kind="stable")]
+    order = new_frame[frame[kept]]
+    if np.all(order[1:] >= order[:-1]):  # frames kept in their order (a part of sorted frames): no sort
+        return kept
+    return kept[np.argsort(order, kind="stable")]
 
 
 @dataclass(frozen=True)

@@ -77,13 +77,16 @@ class ArchivePredictions(Predictions):
 
     def index(self) -> dict[str, object]:
         """The members to read by name; an entry refused or over its limit is a problem, never
-        read, and an archive over its limits as a whole is refused at once, nothing read."""
+        read, and an archive over its limits as a whole is refused at once, nothing read. Unless
+        `exact`, only the frames' entries (and UPLOAD_META) are checked and counted in the totals."""
         allowed = folders_of(self.expected)
         members: dict[str, object] = {}
         checked: list[tuple[str, str | None, int]] = []
         for count, (name, member, problem, size, packed) in enumerate(self.entries(), start=1):
             if count > LIMITS.max_entries:
                 raise SegbenchError(f"{self.source}: more than {LIMITS.max_entries} entries; refused")
+            if not self.exact and name not in self.expected and name != UPLOAD_META:
+                continue  # never read: as in a folder, only these frames' entries are looked at
             problem = bad_name(name) or problem
             if problem == "folder":
                 problem = None if name.rstrip("/") in allowed else "a nested folder"

@@ -44,20 +44,24 @@ class NotPredicted(SegbenchError):
         return json.dumps(self.frames)
 
 
-def unchanged_counts(store: Store, counts_sha256: str, changed: set[str], path: Path) -> FrameCounts:
-    """Stored counts without the frames whose labels a correction changed."""
+def unchanged_counts(store: Store, counts_sha256: str, changed: set[str], path: Path) -> tuple[FrameCounts, set[str]]:
+    """(stored counts without the frames whose labels a correction changed, every frame they held)."""
     counts, _ = read_counts(store.fetch(counts_sha256, path))
-    return counts.subset([f for f in counts.frame_ids if f not in changed])
+    return counts.subset([f for f in counts.frame_ids if f not in changed]), set(counts.frame_ids)
 
 
 def not_predicted(hidden: HiddenSplit, held: set[str], upload: Path) -> list[str]:
-    """The split's frames that have no counts in `held` and no mask in the (zip) upload."""
+    """The split's frames that have no counts in `held` and no mask in the (zip) upload; the
+    archive's listing is read only when some frame is not in `held`."""
+    wanted = [f for f in hidden.frames if f.frame_id not in held]
+    if not wanted:
+        return []
     try:
         with zipfile.ZipFile(upload) as archive:  # the intake accepts a zip alone
             names = set(archive.namelist())
     except (zipfile.BadZipFile, OSError) as exc:
         raise SegbenchError(f"{upload}: not a readable zip archive ({exc})") from None
-    return [f.frame_id for f in hidden.frames if f.frame_id not in held and f.prediction not in names]
+    return [f.frame_id for f in wanted if f.prediction not in names]
 
 
 def recount(deployment: Deployment, hidden: HiddenSplit, submission: Submission,
@@ -67,13 +71,14 @@ def recount(deployment: Deployment, hidden: HiddenSplit, submission: Submission,
     when the upload has no mask for some frame it has no counts of."""
     store = deployment.store
     upload = store.fetch(submission.upload_sha256, folder / UPLOAD_NAME)
-    kept = None
+    kept, scored = None, set()
     if submission.rescore_of is not None:
         with deployment.sessions() as session:
             original = session.get(Submission, submission.rescore_of)
         changed = changed_since(deployment, original.phase_id, original.dataset_id)
-        kept = unchanged_counts(store, original.counts_sha256, changed, folder / "original.parquet")
-    missing = not_predicted(hidden, set() if kept is None else set(kept.frame_ids), upload)
+        kept, scored = unchanged_counts(store, original.counts_sha256, changed, folder / "original.parquet")
+    # A frame the original was scored on has its mask in the upload: only the others are looked for.
+    missing = not_predicted(hidden, scored, upload)
     absent = set(missing)
     frames = [f for f in hidden.frames if f.frame_id not in absent]
     if kept is None:
