@@ -18,14 +18,13 @@ from pathlib import Path
 
 from ..core.confusion import FrameCounts
 from ..errors import SegbenchError
-from ..records.countsio import read_counts
 from ..steps.scoring import rescore_model
 from .deployment import Deployment
 from .hidden import HiddenSplit
 from .intake import UPLOAD_NAME
 from .models import Submission
 from .scoring import score_upload
-from .store import Store, keep
+from .store import Store, keep, stored_counts
 from .versions import changed_since
 
 NOT_PREDICTED = ("not predicted: this upload has no mask for {count} frame(s) added to the hidden split after it "
@@ -44,9 +43,9 @@ class NotPredicted(SegbenchError):
         return json.dumps(self.frames)
 
 
-def unchanged_counts(store: Store, counts_sha256: str, changed: set[str], path: Path) -> tuple[FrameCounts, set[str]]:
+def unchanged_counts(store: Store, counts_sha256: str, changed: set[str]) -> tuple[FrameCounts, set[str]]:
     """(stored counts without the frames whose labels a correction changed, every frame they held)."""
-    counts, _ = read_counts(store.fetch(counts_sha256, path))
+    counts = stored_counts(store, counts_sha256)
     return counts.subset([f for f in counts.frame_ids if f not in changed]), set(counts.frame_ids)
 
 
@@ -76,7 +75,7 @@ def recount(deployment: Deployment, hidden: HiddenSplit, submission: Submission,
         with deployment.sessions() as session:
             original = session.get(Submission, submission.rescore_of)
         changed = changed_since(deployment, original.phase_id, original.dataset_id)
-        kept, scored = unchanged_counts(store, original.counts_sha256, changed, folder / "original.parquet")
+        kept, scored = unchanged_counts(store, original.counts_sha256, changed)
     # A frame the original was scored on has its mask in the upload: only the others are looked for.
     missing = not_predicted(hidden, scored, upload)
     absent = set(missing)

@@ -82,8 +82,7 @@ def old_manifest(deployment: Deployment, phase: Phase, folder: Path) -> tuple[di
 
 def rescored_floor(deployment: Deployment, phase: Phase, hidden: HiddenSplit, changes: LabelChanges, folder: Path):
     path = folder / "floor.parquet"
-    reused, _ = unchanged_counts(deployment.store, phase.floor_counts_sha256, set(changes.changed),
-                                 folder / "floor-old.parquet")
+    reused, _ = unchanged_counts(deployment.store, phase.floor_counts_sha256, set(changes.changed))
     counts = rescore_floor(hidden.benchmark, hidden.frames, reused, path, hidden.split)
     return keep(deployment.store, path), counts
 
@@ -101,8 +100,7 @@ def rescored_baseline(deployment: Deployment, phase: Phase, hidden: HiddenSplit,
         raise SegbenchError(f"phase {phase.name} of {phase.benchmark}: its baseline upload was not kept (the phase was "
                             "added before schema 0004): give it again with --baseline FILE")
     upload = deployment.store.fetch(phase.baseline_upload_sha256, folder / "baseline.zip")
-    reused, scored = unchanged_counts(deployment.store, phase.baseline_counts_sha256, set(changes.changed),
-                                      folder / "baseline-old.parquet")
+    reused, scored = unchanged_counts(deployment.store, phase.baseline_counts_sha256, set(changes.changed))
     missing = not_predicted(hidden, scored, upload)
     if missing:
         raise SegbenchError(f"--baseline: the phase's baseline upload has no mask for {len(missing)} added frame(s) "
