@@ -8,7 +8,8 @@ walls of 40) and their manifest, and writes a config with that one benchmark and
 embedded `best` and `second` (the same network with one weight tensor halved, so other bytes);
 shard_size 8 and max_shards at the schema's default (100 shards). After one full run it makes each
 change below in turn, re-pins the manifest where the change is to the dataset (as a maintainer
-does), runs `snakemake --cores C` and counts the jobs each rule ran (from Snakemake's log):
+does), plans it (`snakemake -n`, timed), runs `snakemake --cores C` and counts the jobs each rule
+ran (from Snakemake's log), which must be, rule by rule, the jobs the dry run planned:
 
   touched      a label, an image and both checkpoints touched (same bytes, new times)
   label        one test label changed
@@ -19,6 +20,8 @@ does), runs `snakemake --cores C` and counts the jobs each rule ran (from Snakem
   metric-code  a change to segbench/core/metrics.py
   infer-code   a change to segbench/stages/inference.py
   unused-code  a change to a module no step imports (segbench/synthetic/training.py)
+  renamed      the config's data and manifest pointed at a byte-identical copy in another folder
+  moved        the checkout moved to another folder (and the config back to data/)
 
 (--changes NAME,... makes only those, in this order, after the full run; --plan-only sets the
 copy up and prints the full run's planned jobs per rule, what the test of the benchmark scripts
@@ -50,7 +53,8 @@ from workflow_scale import (  # noqa: E402
 from job_counts import executed_jobs, planned_job_table  # noqa: E402  (tools/, on the path workflow_scale set)
 
 MODELS = ("best", "second")
-CHANGES = ("touched", "label", "image", "added", "removed", "checkpoint", "metric-code", "infer-code", "unused-code")
+CHANGES = ("touched", "label", "image", "added", "removed", "checkpoint", "metric-code", "infer-code", "unused-code",
+           "renamed", "moved")
 
 
 def log(message: str) -> None:
@@ -155,6 +159,24 @@ def main(argv: list[str] | None = None) -> int:
         image(4).unlink()
         repin(repo)
 
+    config_path = repo / "config" / "config.yaml"
+
+    def renamed_copy() -> None:
+        shutil.copytree(repo / DATA, workdir / "renamed copy")
+        shutil.copyfile(repo / MANIFEST, workdir / "renamed manifest.json")
+        config = yaml.safe_load(config_path.read_text())
+        config["benchmarks"][BENCHMARK].update(data=str(workdir / "renamed copy"),
+                                               manifest=str(workdir / "renamed manifest.json"))
+        config_path.write_text(yaml.safe_dump(config, sort_keys=False))
+
+    def moved_checkout() -> None:
+        nonlocal repo, config_path
+        config = yaml.safe_load(config_path.read_text())
+        config["benchmarks"][BENCHMARK].update(data=DATA, manifest=MANIFEST)
+        config_path.write_text(yaml.safe_dump(config, sort_keys=False))
+        repo = repo.rename(workdir / "moved checkout")
+        config_path = repo / "config" / "config.yaml"
+
     def code_change(module: str) -> Callable[[], None]:
         def change() -> None:
             path = repo / "src" / "segbench" / module
@@ -164,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     # (name, change, check of the jobs it ran): what must hold
     per_model = len(MODELS)
     scenarios = [
-        ("touched", touched, lambda j: set(j) <= {"dataset_identity", "checkpoint_identity"}),
+        ("touched", touched, lambda j: j == {}),
         ("label", changed_label, lambda j: "infer" not in j and j.get("score") == per_model and j.get("score_floor") == 1
          and j.get("audit") == 1),
         ("image", changed_image, lambda j: j.get("infer") == per_model and j.get("score") == per_model
@@ -176,6 +198,8 @@ def main(argv: list[str] | None = None) -> int:
         ("metric-code", code_change("core/metrics.py"), lambda j: not {"infer", "score", "score_floor"} & set(j)),
         ("infer-code", code_change("stages/inference.py"), lambda j: "score_floor" not in j and j.get("infer") == 2 * 100),
         ("unused-code", code_change("synthetic/training.py"), lambda j: j == {}),
+        ("renamed", renamed_copy, lambda j: j == {}),
+        ("moved", moved_checkout, lambda j: j == {}),
     ]
     assert [name for name, _, _ in scenarios] == list(CHANGES)
     scenarios = [s for s in scenarios if args.changes is None or s[0] in args.changes]
@@ -183,22 +207,25 @@ def main(argv: list[str] | None = None) -> int:
     ok = True
     for name, change, check in scenarios:
         change()
+        plan_seconds, output = run(repo, "snakemake", "-n", "--quiet", "rules")
+        planned = planned_job_table(output)
         start = time.perf_counter()
         _, output = run(repo, "snakemake", "--cores", str(args.cores))
         jobs = executed_jobs(output)
-        holds = check(jobs)
+        holds = check(jobs) and planned == jobs
         ok &= holds
-        results["changes"][name] = {"jobs": jobs, "seconds": round(time.perf_counter() - start, 1), "holds": holds}
-        log(f"{name}: {sum(jobs.values())} jobs in {results['changes'][name]['seconds']} s: "
-            f"{'holds' if holds else 'DOES NOT HOLD'}")
+        results["changes"][name] = {"jobs": jobs, "planned": planned, "plan_seconds": round(plan_seconds, 1),
+                                    "seconds": round(time.perf_counter() - start, 1), "holds": holds}
+        log(f"{name}: planned {sum(planned.values())} jobs in {plan_seconds:.1f} s, ran {sum(jobs.values())} in "
+            f"{results['changes'][name]['seconds']} s: {'holds' if holds else 'DOES NOT HOLD'}")
     (workdir / "workflow_changes.json").write_text(json.dumps(results, indent=2) + "\n")
 
     print(f"\nworkflow changes: {args.frames} frames, models {', '.join(MODELS)}, full run {sum(full.values())} jobs")
     rules = sorted({r for c in results["changes"].values() for r in c["jobs"]})
-    print(f"{'change':<13}" + "".join(f"{r[:10]:>11}" for r in rules) + f"{'seconds':>9}  holds")
+    print(f"{'change':<13}" + "".join(f"{r[:10]:>11}" for r in rules) + f"{'-n s':>7}{'run s':>8}  plan = run, holds")
     for name, entry in results["changes"].items():
         print(f"{name:<13}" + "".join(f"{entry['jobs'].get(r, 0):>11}" for r in rules)
-              + f"{entry['seconds']:>9}  {'yes' if entry['holds'] else 'NO'}")
+              + f"{entry['plan_seconds']:>7}{entry['seconds']:>8}  {'yes' if entry['holds'] else 'NO'}")
     print(f"figures: {workdir / 'workflow_changes.json'}")
     return 0 if ok else 1
 

@@ -88,30 +88,6 @@ def test_max_shards_defaults_to_100_and_may_be_null():
     assert Plan(check_config(dict(config, max_shards=None), "config.yaml")).benchmarks["painting-vision"].max_shards is None
 
 
-def test_fingerprint_follows_every_file_of_the_dataset(data: Path):
-    def fingerprint() -> str:
-        return planned(data, 8, 100).dataset_fingerprint()
-
-    before = fingerprint()
-    assert fingerprint() == before  # nothing read changes it
-    label = data / "labels" / "w1_f2.png"
-    stat = label.stat()
-    os.utime(label, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
-    touched = fingerprint()
-    assert touched != before  # a rewritten file (new time)
-    os.utime(label, ns=(stat.st_atime_ns, stat.st_mtime_ns))
-    assert fingerprint() == before
-    (data / "images" / "w5_f0.png").unlink()  # a frame of another split too
-    assert fingerprint() not in (before, touched)
-
-
-def test_fingerprint_follows_the_frame_list(data: Path):
-    before = planned(data, 8, 100).dataset_fingerprint()
-    frames_csv = data / "frames.csv"
-    frames_csv.write_text(frames_csv.read_text().replace("w5_f4,w5,train\n", ""))
-    assert planned(data, 8, 100).dataset_fingerprint() != before
-
-
 def test_dataset_files_are_the_index_then_each_frame(data: Path):
     files = planned(data, 8, 100).dataset_files()
     assert files[0] == str(data / "frames.csv")

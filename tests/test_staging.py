@@ -38,36 +38,26 @@ def test_the_dataset_files_of_each_scope(bench: BenchmarkPlan):
         [f"{data}/labels/{i}.png" for i in shard]
 
 
-def test_on_a_shared_filesystem_jobs_list_no_dataset_file_and_read_the_records(bench: BenchmarkPlan, tmp_path: Path):
+def test_on_a_shared_filesystem_jobs_list_no_dataset_or_model_file(bench: BenchmarkPlan, tmp_path: Path):
     mode = SharedFilesystem()
-    assert mode.restores_pins()
+    assert mode.keyed and mode.restores_pins()
     assert mode.listed_dataset(bench, "all") == [] and mode.listed_dataset(bench, "shard", "test", 0) == []
-    assert mode.dataset_fingerprint(bench) == bench.dataset_fingerprint()
-    assert mode.rerun_trigger(lambda: "abc") == "abc"
-    folder = tmp_path / "model"
-    (folder / "sub").mkdir(parents=True)
-    (folder / "b.json").write_text("{}")
-    (folder / "sub" / "a.bin").write_text("")
-    assert mode.model_files(str(folder)) == [str(folder / "b.json"), str(folder / "sub" / "a.bin")]
-    (folder.parent / "model.dvc").write_text("outs: []\n")  # pinned: the pin is an input too
-    assert mode.model_files(str(folder)) == [str(folder / "b.json"), str(folder / "sub" / "a.bin"), f"{folder}.dvc"]
-    assert mode.model_files(str(tmp_path / "best.pt")) == [str(tmp_path / "best.pt")]
+    (tmp_path / "model").mkdir()
+    (tmp_path / "model.dvc").write_text("outs: []\n")
+    assert mode.listed_model(str(tmp_path / "model")) == [] and mode.listed_manifest("m.json") == []
     entry = {"kind": "checkpoint", "path": "artifacts/best.pt"}
     assert json.loads(mode.model_spec("best", entry, ["ignored"])) == {"name": "best", **entry}
-    assert mode.waits_for_checkpoint(str(tmp_path / "missing.json"))
-    assert not mode.waits_for_checkpoint(str(folder / "b.json"))
 
 
 def test_staged_jobs_list_every_file_and_name_their_local_copies(bench: BenchmarkPlan, tmp_path: Path):
     mode = StagedStorage()
-    assert not mode.restores_pins()
+    assert not mode.keyed and not mode.restores_pins()
     assert mode.listed_dataset(bench, "shard-labels", "test", 0) == dataset_files(bench, "shard-labels", "test", 0)
-    assert mode.dataset_fingerprint(bench) == "" and mode.rerun_trigger(lambda: "abc") == ""
     (tmp_path / "model").mkdir()
     (tmp_path / "model" / "a.bin").write_text("")
     (tmp_path / "model.dvc").write_text("outs: []\n")
     folder = str(tmp_path / "model")
-    assert mode.model_files(folder) == [folder, f"{folder}.dvc"]  # a folder is one storage object
+    assert mode.listed_model(folder) == [folder, f"{folder}.dvc"]  # a folder is one storage object
+    assert mode.listed_manifest("m.json") == ["m.json"] and mode.listed_manifest(None) == []
     spec = json.loads(mode.model_spec("best", {"kind": "checkpoint", "path": "artifacts/best.pt"}, [".local/best.pt"]))
     assert spec == {"name": "best", "kind": "checkpoint", "path": ".local/best.pt"}
-    assert mode.waits_for_checkpoint(str(tmp_path))  # the identities are not on this machine

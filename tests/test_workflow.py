@@ -5,10 +5,10 @@ run restored the pinned inputs with dvc and built every benchmark's table. What 
 starts from this module's own copy of the narrow run (conftest.narrow_run: Painting Vision, the
 embedded checkpoint and its baseline) and goes through the sequence a maintainer lives through: a
 no-op re-run, adding a model, a metric-code change, a one-label change; then the graph's promises
-on the same copy: each kind of change redoing exactly the work it affects, counted from the jobs
-that ran (the identity jobs are checkpoints, so a dry run cannot tell which shards a data change
-leaves alone: those scenarios run), the resolved config honoured. Code changes, which need no
-checkpoint re-evaluated, are planned (`snakemake -n`) instead of run.
+on the same copy: each kind of change redoing exactly the work it affects, and the dry run
+(`snakemake -n`) showing exactly the jobs the run then executes, rule by rule (planned_then_run);
+the same bytes elsewhere (a renamed copy, a link, a moved checkout) planning nothing; the resolved
+config honoured. Code changes, whose runs prove nothing more, are planned only.
 """
 
 from __future__ import annotations
@@ -39,6 +39,14 @@ def run_jobs(repo: Path, *args: str) -> dict[str, int]:
     """Run the workflow (extra arguments: targets, --configfile, ...) and count the jobs it ran."""
     done = run(repo, "snakemake", "--cores", "2", *args)
     return executed_jobs(done.stdout + done.stderr)
+
+
+def planned_then_run(repo: Path, *args: str) -> dict[str, int]:
+    """The jobs a dry run plans, which must be, rule by rule, the jobs the run then executes."""
+    planned = planned_jobs(repo, *args)
+    jobs = run_jobs(repo, *args)
+    assert jobs == planned, f"planned {planned}, ran {jobs}"
+    return jobs
 
 
 def leaderboard(repo: Path) -> dict:
@@ -111,12 +119,12 @@ def test_adding_a_model_runs_only_its_jobs(first_run: Path):
     config["benchmarks"]["painting-vision"]["models"].append("best-320")
     config_path.write_text(yaml.safe_dump(config, sort_keys=False))
     shards = 2  # 16 test frames in shards of 8
-    assert planned_jobs(first_run) == {
+    assert planned_then_run(first_run) == {
+        "content_key": 1 + 2 * shards,  # the model's bytes, each shard's inference and scoring
         "checkpoint_identity": 1, "infer": shards, "score": shards, "metrics": 1, "submission": 1,
         "uncertainty": 1, "slices": 1, "plot_iou": 2, "plot_confusion": 3, "plot_fraction": 1, "overlays": 1,
         "plot_data": 1, "leaderboard": 1, "all": 1,
     }
-    run(first_run, "snakemake", "--cores", "2")
     rows = pv_group(first_run)["rows"]
     assert {r["model"] for r in rows} == {"best", "best-320", "segformer-ade", "floor"}
 
@@ -148,7 +156,7 @@ def test_one_label_change_changes_the_dataset_id_and_the_table(first_run: Path):
     assert failed.returncode != 0 and label.name in failed.stderr + failed.stdout
     # ... until the maintainer re-pins the manifest.
     run(first_run, "segbench", "manifest", "--data", "data", "--out", "data_manifest.json")
-    run(first_run, "snakemake", "--cores", "2")
+    planned_then_run(first_run)
     after = pv_group(first_run)
     assert after["dataset_id"] != before["dataset_id"]
     assert after["rows"] != before["rows"]
@@ -261,20 +269,40 @@ def pinned_change(repo: Path, edit) -> None:
     run(repo, "segbench", "manifest", "--data", "data", "--out", "data_manifest.json")
 
 
-def test_touched_files_rerun_only_identity_checks(first_run: Path):
+def test_touched_files_rerun_nothing(first_run: Path):
     assert planned_jobs(first_run) == {}  # the label change's run above left everything (plots too) done
     label = label_of_a_test_frame(first_run)
     image = next((first_run / "data" / "images").glob(f"{label.stem}.*"))
-    # same bytes, new times (as touch, a re-checkout or dvc checkout leave them): the dataset's
-    # files, then the models' (one identity check a run: see docs/workflow.md, "Known limits")
-    for touched, check in (((label, image), "dataset_identity"),
-                           ((first_run / "artifacts" / "best.pt", *(first_run / "artifacts" / "segformer-ade").iterdir()),
-                            "checkpoint_identity")):
-        for path in touched:
-            os.utime(path)
-        jobs = run_jobs(first_run)
-        assert set(jobs) == {check}, jobs
-        assert planned_jobs(first_run) == {}
+    # same bytes, new times (as touch, a re-checkout or dvc checkout leave them): hashed again
+    # when the DAG is built (the cheap identity check), found the same
+    for path in (label, image, first_run / "artifacts" / "best.pt", *(first_run / "artifacts" / "segformer-ade").iterdir()):
+        os.utime(path)
+    assert planned_then_run(first_run) == {}
+
+
+def test_the_same_bytes_elsewhere_re_run_nothing(first_run: Path, tmp_path: Path):
+    config_path = first_run / "config" / "config.yaml"
+    committed = config_path.read_text()
+    shutil.copytree(first_run / "data", tmp_path / "moved data")  # another disk, another name
+    shutil.copy(first_run / "data_manifest.json", tmp_path / "its manifest.json")
+    shutil.copytree(first_run / "artifacts" / "segformer-ade", tmp_path / "baseline")
+    os.symlink(first_run / "artifacts" / "best.pt", tmp_path / "linked.pt")
+    config = yaml.safe_load(committed)
+    config["benchmarks"]["painting-vision"].update(data=str(tmp_path / "moved data"),
+                                                   manifest=str(tmp_path / "its manifest.json"))
+    config["models"]["segformer-ade"]["path"] = str(tmp_path / "baseline")
+    config["models"]["best"]["path"] = str(tmp_path / "linked.pt")
+    config_path.write_text(yaml.safe_dump(config, sort_keys=False))
+    try:
+        assert planned_then_run(first_run) == {}
+    finally:
+        config_path.write_text(committed)
+    moved = first_run.parent / "moved checkout"
+    first_run.rename(moved)
+    try:
+        assert planned_jobs(moved) == {}
+    finally:
+        moved.rename(first_run)
 
 
 def test_a_label_fix_rescores_one_shard_without_inference(first_run: Path):
@@ -288,12 +316,13 @@ def test_a_label_fix_rescores_one_shard_without_inference(first_run: Path):
         Image.fromarray(mask).save(label)
 
     pinned_change(first_run, fix_label)
-    jobs = run_jobs(first_run, "leaderboard")
+    jobs = planned_then_run(first_run, "leaderboard")
     models = len(pv_models(first_run))  # one shard each (the frame's), and the floor's shard
     assert "infer" not in jobs
     assert jobs["score"] == models and jobs["score_floor"] == 1
     assert jobs["dataset_identity"] == 1 and jobs["audit"] == 1  # the audit still runs on a changed dataset
     assert jobs["metrics"] == models + 1 and jobs["submission"] == models
+    assert jobs["content_key"] == 1 + models + 1  # the dataset's, each score shard's
 
 
 def test_an_image_change_reruns_the_inference_of_its_shard_only(first_run: Path):
@@ -307,7 +336,7 @@ def test_an_image_change_reruns_the_inference_of_its_shard_only(first_run: Path)
         Image.fromarray(pixels).save(image)
 
     pinned_change(first_run, change_image)
-    jobs = run_jobs(first_run, "leaderboard")
+    jobs = planned_then_run(first_run, "leaderboard")
     models = len(pv_models(first_run))
     assert jobs["infer"] == models and jobs["score"] == models and "score_floor" not in jobs, jobs
 
@@ -323,8 +352,28 @@ def test_removing_a_frame_changes_one_shard_per_model(first_run: Path):
             image.unlink()
 
     pinned_change(first_run, drop_frame)
-    jobs = run_jobs(first_run, "leaderboard")
+    jobs = planned_then_run(first_run, "leaderboard")
     models = len(pv_models(first_run))  # 15 frames: still 2 shards, and only the frame's shard changed
+    assert jobs["infer"] == models and jobs["score"] == models and jobs["score_floor"] == 1, jobs
+
+
+def test_adding_a_frame_changes_one_shard_per_model(first_run: Path):
+    def add_frame(repo: Path) -> None:
+        frame = label_of_a_test_frame(repo).stem
+        image = next((repo / "data" / "images").glob(f"{frame}.*"))
+        from PIL import Image
+        import numpy as np
+
+        shutil.copy(repo / "data" / "labels" / f"{frame}.png", repo / "data" / "labels" / "added.png")
+        pixels = np.array(Image.open(image))
+        Image.fromarray(255 - pixels).save(image.with_name(f"added{image.suffix}"))  # a frame of its own
+        frames_csv = repo / "data" / "frames.csv"
+        row = next(l for l in frames_csv.read_text().splitlines() if l.startswith(f"{frame},"))
+        frames_csv.write_text(frames_csv.read_text() + row.replace(frame, "added", 1) + "\n")
+
+    pinned_change(first_run, add_frame)
+    jobs = planned_then_run(first_run, "leaderboard")
+    models = len(pv_models(first_run))  # 16 frames again: 2 shards, the added frame's shard changed
     assert jobs["infer"] == models and jobs["score"] == models and jobs["score_floor"] == 1, jobs
 
 
@@ -391,7 +440,7 @@ def test_a_configfile_is_honoured_by_every_job(first_run: Path):
     config = yaml.safe_load((first_run / "config" / "config.yaml").read_text())
     config["models"]["best"]["path"] = "artifacts/other.pt"
     (first_run / "my.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
-    jobs = run_jobs(first_run, "leaderboard", "--configfile", "my.yaml")
+    jobs = planned_then_run(first_run, "leaderboard", "--configfile", "my.yaml")
     # only that model's jobs: its identity, inference and scoring of both shards, its records
     assert jobs["checkpoint_identity"] == 1 and jobs["infer"] == 2 and jobs["score"] == 2, jobs
     assert "score_floor" not in jobs and jobs["submission"] == 1
@@ -408,7 +457,7 @@ def test_a_configfile_is_honoured_by_every_job(first_run: Path):
 
 def test_a_config_override_is_honoured_too(first_run: Path):
     # back to the committed config, then the same model path through --config
-    jobs = run_jobs(first_run, "leaderboard")
+    jobs = planned_then_run(first_run, "leaderboard")
     assert jobs["infer"] == 2 and jobs["checkpoint_identity"] == 1
     before = json.loads((first_run / "results" / "painting-vision" / "test" / "best" / "submission.json").read_text())
     run_jobs(first_run, "leaderboard", "--config", "models={best: {kind: checkpoint, path: artifacts/other.pt, "

@@ -1,12 +1,12 @@
-# The dataset audit: a failure stops the run before any inference, naming the report. It is a
-# checkpoint: it re-runs when the dataset_id does, and inference and scoring wait for it.
+# The dataset audit: a failure stops the run before any inference, naming the report (its
+# output, which inference and scoring read). It re-runs when the dataset's content does.
 
 
-checkpoint audit:
+rule audit:
     input:
+        content=content("dataset"),
         manifest=dataset_manifest,
         dataset=dataset_record,
-        pinned=pins("data"),
         data=dataset_inputs("all"),
         definition=definition_files,
     output:
@@ -22,7 +22,6 @@ checkpoint audit:
         rerun_when_code_changes=code("audit"),
         data=data_argument("all"),
         splits=lambda w: arguments.splits_argument(bench(w).splits),
-        rerun_when_dataset_changes=dataset_id,
     shell:
         cli(
             "audit",

@@ -1,24 +1,32 @@
 # The glue Snakemake needs: start-up, the objects the rules read, the rules' input and parameter
 # functions. What they compute is in segbench.workflow (docs/ARCHITECTURE.md, "The workflow
-# layer"). Re-runs follow content, never file times (docs/workflow.md, "What re-runs"): the jobs
-# after the identity checkpoints read the identities as `ancient` inputs and carry what their
-# result depends on in parameters named rerun_when_*, there only for that (Snakemake records each
-# parameter of the wildcards alone and re-runs a job when one changes).
+# layer"). Re-runs follow content, never paths or file times (docs/workflow.md, "What re-runs"):
+# the dataset and the models are identified when the DAG is built (keys.py), and each job reads
+# the marker of its content key (made by the content_key rule) and the records it needs as
+# `ancient` inputs. A parameter there only to re-run a job is named rerun_when_*.
 import inspect
+import os
 from pathlib import Path
 
 from snakemake.common import overwrite_function_params
+from snakemake.io import IOFile
 
 from segbench.commands.cli import COMMAND
 from segbench.errors import SegbenchError
 from segbench.workflow import arguments
 from segbench.workflow.arguments import cli
 from segbench.workflow.codedeps import CodeGraph
-from segbench.workflow.keys import ContentKeys, checkpoint_record
+from segbench.workflow.digests import DigestCache
+from segbench.workflow.keys import ContentKeys, marker, settle
 from segbench.workflow.paths import ResultPaths, one_of, pin_name
 from segbench.workflow.plan import dvc_file
 from segbench.workflow.staging import staging_mode
-from segbench.workflow.startup import checked_plan, gpu_resources, recover_lock
+from segbench.workflow.startup import (
+    FILE_DIGESTS,
+    checked_plan,
+    gpu_resources,
+    recover_lock,
+)
 from segbench.workflow.targets import FLOOR, Targets
 
 if workflow.is_main_process:  # not in a cluster's jobs, which parse this file too
@@ -40,10 +48,15 @@ TARGETS = Targets(
     PLAN, PATHS, config["plots"]["overlay_frames"], config["metrics_file"]
 )
 MODE = staging_mode(workflow.storage_settings.default_storage_provider)
-KEYS = ContentKeys(config["models"], INFERENCE)
 CODE = CodeGraph(workflow.basedir)
 PINNED = {pin_name(p): p for p in PLAN.pinned_paths()}  # one marker per pinned input
 MODEL_NAMES = sorted({m for b in PLAN.benchmarks.values() for m in b.models})
+KEYS = ContentKeys(PLAN, config["models"], INFERENCE, DigestCache(FILE_DIGESTS))
+if MODE.keyed and workflow.is_main_process:
+    try:
+        KEYS.identify_present()
+    except SegbenchError as error:
+        raise WorkflowError(f"segbench: {error}") from None
 
 
 wildcard_constraints:
@@ -69,50 +82,71 @@ def code(command):
     return CODE.command_key(COMMAND[command].step)
 
 
-def after(checkpoint, name, **wildcards):
-    """The output `name` of a checkpoint job as an `ancient` input; while it has to be made, the
-    job waits (checkpoints.get raises: the job is planned once the checkpoint has run).
-    """
-    output = path(name, **wildcards)
-    if MODE.waits_for_checkpoint(output):
-        getattr(checkpoints, checkpoint).get(**wildcards)
-    return ancient(output)
-
-
-def output_of(checkpoint, name, *wildcards):
-    """Input function: the output `name` of the checkpoint job of the job's `wildcards`."""
-    return per_job(lambda w: after(checkpoint, name, **{n: w[n] for n in wildcards}))
-
-
-frame_index = output_of("dataset_identity", "frames", "benchmark")
-dataset_record = output_of("dataset_identity", "dataset", "benchmark")
-dataset_manifest = output_of("dataset_identity", "manifest", "benchmark")
-audit_gate = output_of("audit", "audit", "benchmark")  # a failed audit has no output
-identity_record = output_of("checkpoint_identity", "identity", "benchmark", "model")
-
-
-def pinned(p):
-    """The marker of a DVC-pinned input restored (none where it is not pinned, or staged)."""
-    if not MODE.restores_pins() or pin_name(p) not in PINNED:
-        return []
-    return [after("pull_pinned", "pinned", pin=pin_name(p))]
-
-
 def restored(p):
-    """The path `p` of an input, once restored: the job waits for its pull (pinned) till then."""
-    pinned(p)
+    """The path `p` of an input, once there: while a DVC-pinned input is missing, the job waits
+    for its pull (planned once pull_pinned has run); it is no input of the job, so that where the
+    bytes lie never re-runs one."""
+    if MODE.restores_pins() and pin_name(p) in PINNED and not os.path.exists(p):
+        checkpoints.pull_pinned.get(pin=pin_name(p))
     return p
 
 
-def pins(*of_what):
-    """Input function: the restore markers of what a job reads (Targets.pinnable)."""
+def record(name, *wildcards):
+    """Input function: a record of an identity job (or the audit) as an `ancient` input: what
+    the record says is in the content keys, its file's times never count."""
+    return per_job(lambda w: ancient(path(name, **{n: w[n] for n in wildcards})))
+
+
+frame_index = record("frames", "benchmark")
+dataset_record = record("dataset", "benchmark")
+dataset_manifest = record("manifest", "benchmark")
+audit_gate = record("audit", "benchmark")  # a failed audit has no output
+identity_record = record("identity", "benchmark", "model")
+
+
+def key_of(step, w):
+    """The content key of a job of `step` (keys.ContentKeys; the floor's: model None), once what
+    it identifies is there."""
+    model = None if w.get("model", FLOOR) == FLOOR else w.model
+    if model is not None:
+        restored(str(PLAN.model(model).path))
+    if step == "model":
+        return KEYS.model(model)
+    restored(bench(w).data)
+    if step == "dataset":
+        return KEYS.dataset(w.benchmark).key
+    if step == "infer":
+        return KEYS.inference(w.benchmark, w.split, model, int(w.shard))
+    return KEYS.scoring(w.benchmark, w.split, model, int(w.shard))
+
+
+def key_slot(step, w):
+    """Which job a marker is for, as a path of its wildcards' values."""
+    if step == "dataset":
+        return f"{w.benchmark}/dataset"
+    if step == "model":
+        return f"{w.benchmark}/models/{w.model}"
+    return f"{w.benchmark}/{w.split}/{w.get('model', FLOOR)}/{step}-shard-{w.shard}"
+
+
+def content(step):
+    """Input function: the marker of the job's content key, `ancient` (keys.py says why); none
+    where staged (no keys)."""
     return per_job(
-        lambda w: [
-            marker
-            for p in TARGETS.pinnable(w.benchmark, getattr(w, "model", None), of_what)
-            for marker in pinned(p)
-        ]
+        lambda w: (
+            ancient(marker(key_slot(step, w), key_of(step, w))) if MODE.keyed else []
+        )
     )
+
+
+def settle_marker(output, log):
+    """The content_key job: its marker made, the slot's marker of another key removed with its
+    record in Snakemake's metadata (keys.settle), the log naming what went."""
+    replaced = settle(output)
+    for other in replaced:
+        workflow.persistence.cleanup_metadata(IOFile(other))
+    Path(log).parent.mkdir(parents=True, exist_ok=True)
+    Path(log).write_text("".join(f"replaced {other}\n" for other in replaced))
 
 
 @per_job
@@ -132,29 +166,45 @@ def dataset_inputs(scope):
 
 
 def model_files(w):
-    """The model's files for its identity job, and its .dvc pin (a re-pin re-runs it)."""
-    return MODE.model_files(restored(str(PLAN.model(w.model).path)))
+    """The model's files as inputs (staged only: staging.listed_model)."""
+    return MODE.listed_model(str(PLAN.model(w.model).path))
+
+
+def manifest_file(w):
+    """The config's manifest as an input (staged only: its bytes are in the dataset's key)."""
+    return MODE.listed_manifest(bench(w).manifest)
 
 
 @per_job
-def model_input(w):
-    """The model for the jobs that read it: its identity's hash is in their key, not its times."""
-    return ancient(restored(str(PLAN.model(w.model).path)))
+def model_path(w, input):
+    """--model-path: the model where it lies (staged: its local copy)."""
+    return (
+        arguments.as_list(input.model)[0]
+        if input.model
+        else restored(str(PLAN.model(w.model).path))
+    )
 
 
 def masks_input(scope):
-    """Input function: the masks a job reads ("shard": its shard's, "split": all; Targets.masks)."""
+    """Input function: the masks a job reads ("shard": its shard's, "split": all; Targets.masks):
+    a predictions folder's own are no input where its key stands for them (staging.listed_model).
+    """
 
     def masks(w):
-        files = TARGETS.masks(
-            w.benchmark, w.split, w.model, [w.shard] if scope == "shard" else None
-        )
-        # a predictions folder's identity is in the key: its times do not count
         if TARGETS.made_elsewhere(w.model):
-            return [ancient(restored(f)) for f in files]
-        return files
+            return MODE.listed_model(str(PLAN.model(w.model).path))
+        shards = [w.shard] if scope == "shard" else None
+        return TARGETS.masks(w.benchmark, w.split, w.model, shards)
 
     return per_job(masks)
+
+
+@per_job
+def masks_paths(w, input):
+    """--predictions: the masks' folders (a predictions folder where it lies, or its local copy)."""
+    if TARGETS.made_elsewhere(w.model) and not input.predictions:
+        return [restored(str(PLAN.model(w.model).path))]
+    return arguments.as_list(input.predictions)
 
 
 model_counts = per_job(lambda w: TARGETS.counts(w.benchmark, w.split, w.model))
@@ -167,45 +217,7 @@ COMPARED = dict(
 )
 
 
-# Parameters: first the re-run triggers (of the wildcards alone, so recorded), then arguments.
-
-
-def recorded(record, field):
-    """A `field` of the record (a checkpoint's output) the input function `record` names."""
-    return lambda w: MODE.rerun_trigger(lambda: checkpoint_record(record(w))[field])
-
-
-dataset_id = recorded(dataset_record, "dataset_id")
-checkpoint_sha256 = recorded(identity_record, "checkpoint_sha256")
 shard_total = per_job(lambda w: bench(w).shard_total(w.split))
-
-
-def dataset_fingerprint(w):
-    """What stands for the dataset's files where they are not inputs (staging.py)."""
-    return MODE.dataset_fingerprint(bench(w))
-
-
-def shard_of(w):
-    return w.split, int(w.shard), shard_total(w)
-
-
-@per_job
-def inference_key(w):
-    return MODE.rerun_trigger(
-        lambda: KEYS.inference(
-            frame_index(w), identity_record(w), w.model, *shard_of(w)
-        )
-    )
-
-
-@per_job
-def scoring_key(w):
-    model = w.model if "model" in w.keys() else None  # None: the floor
-    return MODE.rerun_trigger(
-        lambda: KEYS.scoring(
-            frame_index(w), model and identity_record(w), model, *shard_of(w)
-        )
-    )
 
 
 def data_argument(scope):
@@ -222,8 +234,7 @@ def scored_argument(w, input):
     """What a score job scores: the floor, or the model's masks with its identity."""
     if "model" not in w.keys():
         return arguments.scored_arguments(None, None)
-    masks = arguments.as_list(input.predictions)[0]
-    return arguments.scored_arguments(input.identity, masks)
+    return arguments.scored_arguments(input.identity, masks_paths(w, input)[0])
 
 
 def comparison_argument(w, input):

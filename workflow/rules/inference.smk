@@ -4,11 +4,11 @@
 
 rule infer:
     input:
+        content=content("infer"),
         audit=audit_gate,
         frames=frame_index,
         identity=identity_record,
-        model=model_input,
-        pinned=pins("data", "model"),
+        model=model_files,
         data=dataset_inputs("shard"),
         definition=definition_files,
     output:
@@ -23,8 +23,8 @@ rule infer:
         mem_mb=4000,
     params:
         rerun_when_code_changes=code("infer"),
-        rerun_when_content_changes=inference_key,
         data=data_argument("shard"),
+        model=model_path,
         shards=shard_total,
         device=INFERENCE["device"],
         batch_size=INFERENCE["batch_size"],
@@ -33,6 +33,6 @@ rule infer:
             "infer",
             "--benchmark {wildcards.benchmark:q} --data {params.data:q} --frames {input.frames:q} "
             "--split {wildcards.split:q} --shard {wildcards.shard} --shards {params.shards} "
-            "--identity {input.identity:q} --model-path {input.model:q} "
+            "--identity {input.identity:q} --model-path {params.model:q} "
             "--batch-size {params.batch_size} --device {params.device:q} --quiet --out {output:q}",
         )

@@ -5,6 +5,7 @@
 rule uncertainty:
     input:
         **COMPARED,
+        content=content("dataset"),  # the document names the dataset
         frames=frame_index,
         dataset=dataset_record,
     output:
@@ -17,7 +18,6 @@ rule uncertainty:
         mem_mb=2000,
     params:
         rerun_when_code_changes=code("uncertainty"),
-        rerun_when_dataset_changes=dataset_id,
         compare=comparison_argument,
         resamples=BOOTSTRAP["resamples"],
         seed=BOOTSTRAP["seed"],
@@ -161,7 +161,6 @@ rule overlays:
         counts=model_counts,
         predictions=masks_input("split"),
         frames=frame_index,
-        pinned=pins("data", "masks"),
         data=dataset_inputs("split"),
         definition=definition_files,
     output:
@@ -187,13 +186,14 @@ rule overlays:
     params:
         rerun_when_code_changes=code("overlays"),
         data=data_argument("split"),
+        predictions=masks_paths,
         per_kind=TARGETS.overlay_frames,
         folder=lambda w, output: Path(output.frames).parent,
     shell:
         cli(
             "overlays",
             "--benchmark {wildcards.benchmark:q} --data {params.data:q} --split {wildcards.split:q} "
-            "--frames-index {input.frames:q} --counts {input.counts:q} --predictions {input.predictions:q} "
+            "--frames-index {input.frames:q} --counts {input.counts:q} --predictions {params.predictions:q} "
             "--examples {params.per_kind} --out {params.folder:q}",
         )
 

@@ -1,5 +1,6 @@
-# Provenance: restore pinned inputs, identify the dataset bytes and each checkpoint. The identity
-# jobs are checkpoints: what comes after them is planned with the identities they wrote.
+# Provenance: restore pinned inputs, identify the dataset bytes and each checkpoint, and the
+# markers of the content keys. Only the restore is a checkpoint: what comes after it is planned
+# once the restored bytes are there to identify (keys.py).
 
 
 checkpoint pull_pinned:
@@ -20,11 +21,25 @@ checkpoint pull_pinned:
         cli("pull", "{params.path:q} --out {output:q}")
 
 
-checkpoint dataset_identity:
+# A job's content key, as a file named by it: the job reads it as an input (keys.py, `marker`).
+# It runs in Snakemake's own process (settle_marker): its metadata are there, and a job is one file.
+rule content_key:
+    output:
+        marker("{slot}", "{key}"),
+    log:
+        f"{LOGS}/content_key/{{slot}}.{{key}}.log",
+    wildcard_constraints:
+        key=r"[0-9a-f]{32}",
+    localrule: True
+    run:
+        settle_marker(output[0], log[0])
+
+
+rule dataset_identity:
     input:
-        pinned=pins("data"),
+        content=content("dataset"),
         data=dataset_inputs("all"),
-        manifest=lambda w: [bench(w).manifest] if bench(w).manifest else [],
+        manifest=manifest_file,
         definition=definition_files,
     output:
         manifest=path("manifest"),
@@ -40,9 +55,8 @@ checkpoint dataset_identity:
         rerun_when_code_changes=code("manifest"),
         data=data_argument("all"),
         dataset_manifest=lambda w, input: arguments.dataset_manifest_argument(
-            input.manifest
+            input.manifest or bench(w).manifest
         ),
-        rerun_when_dataset_files_change=dataset_fingerprint,
     shell:
         cli(
             "manifest",
@@ -51,9 +65,9 @@ checkpoint dataset_identity:
         )
 
 
-checkpoint checkpoint_identity:
+rule checkpoint_identity:
     input:
-        pinned=pins("model"),
+        content=content("model"),
         model=model_files,
         definition=definition_files,
     output:

@@ -4,11 +4,11 @@
 
 rule score:
     input:
+        content=content("score"),
         audit=audit_gate,
         frames=frame_index,
         identity=identity_record,
         predictions=masks_input("shard"),
-        pinned=pins("data", "masks"),
         data=dataset_inputs("shard-labels"),
         definition=definition_files,
     output:
@@ -24,7 +24,6 @@ rule score:
         mem_mb=1000,
     params:
         rerun_when_code_changes=code("score"),
-        rerun_when_content_changes=scoring_key,
         data=data_argument("shard-labels"),
         scored=scored_argument,
         shards=shard_total,
@@ -40,9 +39,9 @@ rule score:
 # The floor's counts: the same job without a model (scored_argument: --floor).
 use rule score as score_floor with:
     input:
+        content=content("score"),
         audit=audit_gate,
         frames=frame_index,
-        pinned=pins("data"),
         data=dataset_inputs("shard-labels"),
         definition=definition_files,
     output:
@@ -53,6 +52,8 @@ use rule score as score_floor with:
 
 rule metrics:
     input:
+        content=content("dataset"),  # the document names the dataset: a change anywhere in the
+        # data (an image, a train label) that leaves these counts alone still re-makes it
         counts=model_counts,
         frames=frame_index,
         definition=definition_files,
@@ -66,9 +67,6 @@ rule metrics:
         mem_mb=2000,
     params:
         rerun_when_code_changes=code("metrics"),
-        # the document names the dataset: a change anywhere in the data (an image, a train
-        # label) that leaves these counts alone still re-makes it
-        rerun_when_dataset_changes=dataset_id,
     shell:
         cli(
             "metrics",
@@ -96,9 +94,8 @@ rule submission:
     resources:
         mem_mb=1000,
     params:
+        # what the record names (dataset_id, checkpoint SHA-256) re-makes the metrics first
         rerun_when_code_changes=code("record"),
-        rerun_when_dataset_changes=dataset_id,
-        rerun_when_checkpoint_changes=checkpoint_sha256,
     shell:
         cli(
             "record",

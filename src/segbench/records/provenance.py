@@ -135,8 +135,12 @@ def _entry(frame: Frame, data_dir: Path, group_key: str, image_sha: str | None, 
     }
 
 
-def _sha_or_none(path: Path) -> str | None:
-    return sha256_file(path) if Path(path).is_file() else None
+# How a file's SHA-256 is found: read here, or kept between starts (the workflow's digests).
+Hasher = Callable[[Path], str]
+
+
+def _sha_or_none(path: Path, sha256: Hasher = sha256_file) -> str | None:
+    return sha256(path) if Path(path).is_file() else None
 
 
 def _not_a_file(path: Path) -> str:
@@ -158,6 +162,7 @@ def build_manifest(
     id_prefix: str = "pv1",
     group_key: str = "wall_id",
     layout: Mapping[str, str] | None = None,
+    sha256: Hasher = sha256_file,
 ) -> dict:
     """The manifest of `frames` as they are on disk now; every missing file is named in one error.
 
@@ -168,7 +173,7 @@ def build_manifest(
     entries = []
     missing = []
     for frame in sorted(frames, key=lambda f: f.frame_id):
-        image_sha, label_sha = _sha_or_none(frame.image), _sha_or_none(frame.label)
+        image_sha, label_sha = _sha_or_none(frame.image, sha256), _sha_or_none(frame.label, sha256)
         missing += [
             f"{p} (frame {frame.frame_id!r})" + ("" if not os.path.lexists(p) else f": {_not_a_file(p)}")
             for p, s, absent in zip((frame.image, frame.label), (image_sha, label_sha), _absent_by_design(frame, layout))
@@ -269,6 +274,7 @@ def verify_manifest(
     group_key: str = "wall_id",
     manifest_path: Path | None = None,
     layout: Mapping[str, str] | None = None,
+    sha256: Hasher = sha256_file,
 ) -> str:
     """Check the files on disk against the manifest; return the dataset_id when they match.
 
@@ -279,7 +285,8 @@ def verify_manifest(
     data_dir = Path(data_dir)
     layout = dict(layout or {})
     expected = {e["frame_id"]: e for e in manifest["frames"]}
-    actual = {f.frame_id: _entry(f, data_dir, group_key, _sha_or_none(f.image), _sha_or_none(f.label)) for f in frames}
+    actual = {f.frame_id: _entry(f, data_dir, group_key, _sha_or_none(f.image, sha256), _sha_or_none(f.label, sha256))
+              for f in frames}
     problems: list[str] = []
     stated_layout = manifest.get("layout", {})
     for key in sorted(stated_layout.keys() | layout.keys()):

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..core.benchmark import Benchmark
 from ..datasets import dataset_layout, read_dataset
-from ..io.fileio import write_json
+from ..io.fileio import sha256_file, write_json
 from ..records import provenance
 from ..records.frameindex import build_index, write_index
 
@@ -19,18 +19,22 @@ def dataset_manifest(benchmark: Benchmark, data: Path, manifest: Path | None) ->
     return manifest_doc
 
 
-def identify_dataset(benchmark: Benchmark, data: Path, manifest: Path | None) -> tuple[dict[str, Any], list]:
+def identify_dataset(benchmark: Benchmark, data: Path, manifest: Path | None,
+                     sha256: provenance.Hasher = sha256_file) -> tuple[dict[str, Any], list]:
+    """(the manifest, the frames): the manifest of the bytes on disk, or the committed one they
+    were verified against. The workflow calls it when it builds the DAG too, with `sha256` its
+    kept digests (segbench.workflow.digests), so that the job and the plan identify alike."""
     frames = read_dataset(benchmark, data)
     layout = dataset_layout(benchmark, data)
     if manifest is None:
         built = provenance.build_manifest(
-            data, frames, id_prefix=benchmark.id_prefix, group_key=benchmark.group_key, layout=layout
+            data, frames, id_prefix=benchmark.id_prefix, group_key=benchmark.group_key, layout=layout, sha256=sha256
         )
         return built, frames
     expected = provenance.read_manifest(manifest, id_prefix=benchmark.id_prefix, group_key=benchmark.group_key)
     provenance.verify_manifest(
         expected, data, frames, id_prefix=benchmark.id_prefix, group_key=benchmark.group_key, manifest_path=manifest,
-        layout=layout,
+        layout=layout, sha256=sha256,
     )
     return expected, frames
 

@@ -47,9 +47,9 @@ def comparison_arguments(baseline: Sequence[str], floor: Sequence[str]) -> str:
     return arguments
 
 
-def dataset_manifest_argument(manifest: Sequence[str]) -> str:
+def dataset_manifest_argument(manifest: str | None) -> str:
     """--dataset-manifest MANIFEST where the config names a committed manifest to check the dataset against."""
-    return f"--dataset-manifest {shlex.quote(manifest[0])}" if manifest else ""
+    return f"--dataset-manifest {shlex.quote(str(manifest))}" if manifest else ""
 
 
 def splits_argument(splits: Iterable[str]) -> str:

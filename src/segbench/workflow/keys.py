@@ -1,116 +1,175 @@
-"""The content keys of the shard jobs: a digest of exactly the bytes a job's result depends on,
-read from the records the identity checkpoints wrote (the frame index: each frame's image and
-label SHA-256 and ground-truth size; a model's identity record: its checkpoint's SHA-256 and label
-space). A rule carries its key as a parameter, so a job whose key is unchanged is not re-run,
-whatever its files' times say (docs/workflow.md, "What re-runs").
+"""The content keys of the jobs: a digest of exactly the bytes a job's result depends on, known
+when the DAG is built, so that the dry run shows what the run will do (docs/workflow.md, "What
+re-runs").
 
-Snakemake creates a shard job again after each checkpoint it depends on, mostly with the records
-unchanged, and asks for its parameters each time: every value here is computed once per state of
-the files it is made from (StateCache), the parsed frame index and each job's key alike.
+The dataset is identified as its dataset_identity job identifies it (steps.dataset_identity, the
+same function), with the digests kept between starts (digests.py): every file's SHA-256, verified
+against the committed manifest (a changed byte the manifest does not pin is refused here, before
+any job), and each ground truth's size. A model is identified by its files' SHA-256 and its config
+entry but where it lies. Nothing in a key is a path outside the dataset or the model, so the same
+bytes elsewhere (renamed, moved, through a link, restored by `dvc checkout`) have the same keys.
+
+A job reads its key as an `ancient` input: a marker file named by the key (`marker`), made by the
+content_key rule. Snakemake does not look at the parameters of a job downstream of one that must
+run (dag.update_needrun masks them); a missing input it does see, so a new key re-runs its job
+wherever it sits in the DAG, and an unchanged one leaves it alone.
 """
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import json
-import os
-from collections.abc import Callable, Hashable, Mapping, Sequence
-from typing import Any, TypeVar
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
 
 from ..core.model_spec import by_shard
+from ..steps.dataset_identity import identify_dataset
+from .digests import DigestCache
+from .plan import BenchmarkPlan, Plan
 
-V = TypeVar("V")
+KEYS_FOLDER = ".snakemake/segbench/keys"  # relative: moves with the checkout
 
 
 def content_key(document: object) -> str:
-    """A short stable digest of a JSON-able document: what a job's parameter holds."""
+    """A short stable digest of a JSON-able document: what a job's marker is named by."""
     return hashlib.sha256(json.dumps(document, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:32]
 
 
-def model_content(entry: Mapping[str, Any], record: Mapping[str, Any]) -> dict[str, Any]:
-    """What a model's predictions depend on: its bytes and label space (its identity record) and
-    every setting of its config entry but where it lies and its role."""
-    settings = {k: v for k, v in entry.items() if k not in ("path", "role")}
-    return {"settings": settings, "sha256": record["checkpoint_sha256"], "label_space": record["label_space"],
-            "classes": record["classes"]}
+@dataclass(frozen=True)
+class FrameContent:
+    frame_id: str
+    split: str
+    image_sha256: str | None
+    label_sha256: str | None
+    label_size: list[int] | None  # None: an unlabelled frame
 
 
-def checkpoint_record(path: str) -> dict[str, Any]:
-    """A record an identity checkpoint wrote (JSON): the frame index, a dataset or identity record."""
-    with open(path, encoding="utf-8") as handle:
-        return json.load(handle)
+@dataclass(frozen=True)
+class DatasetContent:
+    """What a dataset is, by content: its dataset_id, its frames' bytes, the bytes of the files
+    that list the frames (frames.csv, IDD's polygons: the frames' groups and metadata)."""
+
+    dataset_id: str
+    frames: tuple[FrameContent, ...]
+    index_files: Mapping[str, str]  # path relative to the data folder -> SHA-256
+
+    @cached_property
+    def key(self) -> str:
+        return content_key({"dataset_id": self.dataset_id, "index": dict(self.index_files),
+                            "frames": [[f.frame_id, f.split, f.image_sha256, f.label_sha256] for f in self.frames]})
+
+    @cached_property
+    def _by_split(self) -> dict[str, list[FrameContent]]:
+        split: dict[str, list[FrameContent]] = {}
+        for frame in self.frames:
+            split.setdefault(frame.split, []).append(frame)
+        return split
+
+    def shard(self, split: str, shard: int, shards: int) -> list[FrameContent]:
+        """The frames of one shard of the split, in frame_id order (core.model_spec.by_shard)."""
+        return by_shard(self._by_split.get(split, []), lambda f: f.frame_id, shards).get(shard, [])
 
 
-class StateCache:
-    """Values computed from files, each kept while its files keep their state (modification time
-    and size: one stat a file) and computed again once one of them changes."""
-
-    def __init__(self) -> None:
-        self._values: dict[Hashable, tuple[tuple, Any]] = {}
-
-    def get(self, what: Hashable, files: Sequence[str], compute: Callable[[], V]) -> V:
-        state = tuple((f, *_stamp(f)) for f in files)
-        found = self._values.get(what)
-        if found is None or found[0] != state:
-            found = (state, compute())
-            self._values[what] = found
-        return found[1]
-
-
-def _stamp(path: str) -> tuple[int, int]:
-    st = os.stat(path)
-    return st.st_mtime_ns, st.st_size
+def identify(bench: BenchmarkPlan, digests: DigestCache) -> DatasetContent:
+    """The dataset's content: refused, naming each file, where its bytes are not the manifest's."""
+    data = Path(bench.data)
+    manifest, frames = identify_dataset(bench.benchmark, data, Path(bench.manifest) if bench.manifest else None,
+                                        sha256=lambda p: digests.sha256(str(p)))
+    labelled = {f.frame_id: f.labelled for f in frames}
+    label_of = {f.frame_id: f.label for f in frames}
+    content = []
+    for entry in sorted(manifest["frames"], key=lambda e: e["frame_id"]):
+        frame_id = entry["frame_id"]
+        size = digests.image_size(str(label_of[frame_id])) if labelled[frame_id] else None
+        content.append(FrameContent(frame_id, entry["split"], entry["image"]["sha256"], entry["label"]["sha256"], size))
+    index = {Path(p).relative_to(data).as_posix() if Path(p).is_relative_to(data) else p: digests.sha256(p)
+             for p in bench.index_files()}
+    return DatasetContent(manifest["dataset_id"], tuple(content), index)
 
 
-class FrameIndex:
-    """The entries of a frame index (records.frameindex) by split and shard."""
-
-    def __init__(self, entries: list[dict[str, Any]]):
-        self.entries = sorted(entries, key=lambda e: e["frame_id"])
-        self._shards: dict[tuple[str, int], dict[int, list[dict[str, Any]]]] = {}
-
-    def shard(self, split: str, shard: int, shards: int) -> list[dict[str, Any]]:
-        """The entries of one shard of the split, in frame_id order."""
-        if (split, shards) not in self._shards:
-            in_split = [e for e in self.entries if e["split"] == split]
-            self._shards[(split, shards)] = by_shard(in_split, lambda e: e["frame_id"], shards)
-        return self._shards[(split, shards)].get(shard, [])
+def model_settings(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """A model's config entry but where it lies and its role: what its results depend on besides its bytes."""
+    return {k: v for k, v in entry.items() if k not in ("path", "role")}
 
 
 class ContentKeys:
-    """The shard jobs' keys, given the config's models and inference settings."""
+    """Every job's key, computed once per start from the plan, the config's models and inference
+    settings, and the kept digests."""
 
-    def __init__(self, models: Mapping[str, Mapping[str, Any]], inference: Mapping[str, Any]):
+    def __init__(self, plan: Plan, models: Mapping[str, Mapping[str, Any]], inference: Mapping[str, Any],
+                 digests: DigestCache):
+        self.plan = plan
         self.models = models
         self.inference_settings = {"batch_size": inference["batch_size"], "device": inference["device"]}
-        self.cache = StateCache()
+        self.digests = digests
+        self._datasets: dict[str, DatasetContent] = {}
+        self._models: dict[str, str] = {}
 
-    def frame_index(self, path: str) -> FrameIndex:
-        return self.cache.get(("frame index", path), [path], lambda: FrameIndex(checkpoint_record(path)["frames"]))
+    def dataset(self, benchmark: str) -> DatasetContent:
+        if benchmark not in self._datasets:
+            self._datasets[benchmark] = identify(self.plan.benchmarks[benchmark], self.digests)
+            self.digests.save()
+        return self._datasets[benchmark]
 
-    def shard_content(self, index: str, split: str, shard: int, shards: int, fields: tuple[str, ...]) -> list:
-        """[frame_id, *fields] of each frame of the shard in the frame index, in frame_id order."""
-        return [[e["frame_id"], *(e[f] for f in fields)] for e in self.frame_index(index).shard(split, shard, shards)]
+    def model(self, name: str) -> str:
+        """The key of a model's bytes (a file's SHA-256, or every file's under a folder) and settings."""
+        if name not in self._models:
+            path = str(self.plan.model(name).path)
+            files = self.digests.folder(path) if Path(path).is_dir() else {"": self.digests.sha256(path)}
+            self._models[name] = content_key({"settings": model_settings(self.models[name]), "files": files})
+            self.digests.save()
+        return self._models[name]
 
-    def inference(self, index: str, identity: str, model: str, split: str, shard: int, shards: int) -> str:
-        """What a shard's predictions depend on: the model (bytes, label space, settings), the
-        inference settings, and each frame's image bytes and ground-truth size."""
-        def compute() -> str:
-            return content_key({
-                "model": model_content(self.models[model], checkpoint_record(identity)),
-                **self.inference_settings,
-                "frames": self.shard_content(index, split, shard, shards, ("image_sha256", "label_size")),
-            })
-        return self.cache.get(("inference", index, identity, model, split, shard, shards), [index, identity], compute)
+    def identify_present(self) -> None:
+        """Identify every dataset and model on disk now, at the start: a refusal (a byte the
+        manifest does not pin, a missing file) stops the run before any job. One still to be
+        restored by its pull is identified once it is there."""
+        for name, bench in self.plan.benchmarks.items():
+            if Path(bench.data).exists():
+                self.dataset(name)
+            for model in bench.models:
+                if self.plan.model(model).path.exists():
+                    self.model(model)
 
-    def scoring(self, index: str, identity: str | None, model: str | None, split: str, shard: int, shards: int) -> str:
-        """What a shard's counts depend on besides the predictions: each frame's label bytes (and
-        for a model, not the floor (identity and model None), its identity: for a folder of masks
-        made elsewhere, every file's bytes)."""
-        def compute() -> str:
-            document: dict[str, Any] = {"frames": self.shard_content(index, split, shard, shards, ("label_sha256",))}
-            if identity is not None and model is not None:
-                document["model"] = model_content(self.models[model], checkpoint_record(identity))
-            return content_key(document)
-        records = [index] if identity is None else [index, identity]
-        return self.cache.get(("scoring", index, identity, model, split, shard, shards), records, compute)
+    def _shards(self, benchmark: str, split: str) -> int:
+        return self.plan.benchmarks[benchmark].shard_total(split)
+
+    def inference(self, benchmark: str, split: str, model: str, shard: int) -> str:
+        """What a shard's predictions depend on: the model, the inference settings, and each
+        frame's image bytes and ground-truth size."""
+        frames = self.dataset(benchmark).shard(split, shard, self._shards(benchmark, split))
+        return content_key({"model": self.model(model), **self.inference_settings,
+                            "frames": [[f.frame_id, f.image_sha256, f.label_size] for f in frames]})
+
+    def scoring(self, benchmark: str, split: str, model: str | None, shard: int) -> str:
+        """What a shard's counts depend on besides the predictions: each frame's label bytes and,
+        but for the floor (model None), the model (for a folder of masks made elsewhere, its masks)."""
+        frames = self.dataset(benchmark).shard(split, shard, self._shards(benchmark, split))
+        document: dict[str, Any] = {"frames": [[f.frame_id, f.label_sha256] for f in frames]}
+        if model is not None:
+            document["model"] = self.model(model)
+        return content_key(document)
+
+
+def marker(slot: str, key: str) -> str:
+    """The marker of a job's key: one file per job slot (`slot`, a path of wildcard values)."""
+    return f"{KEYS_FOLDER}/{slot}.{key}"
+
+
+def settle(marker_path: str) -> list[str]:
+    """Make a job slot's marker, removing the slot's markers of other keys; returns those removed
+    (their records in Snakemake's metadata are to be removed too, so that a key seen before
+    counts as new when it comes back)."""
+    path = Path(marker_path)
+    slot = path.name.rsplit(".", 1)[0]
+    others = [str(p) for p in path.parent.glob(f"{glob.escape(slot)}.*") if p != path]
+    for other in others:
+        Path(other).unlink(missing_ok=True)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.touch()
+    return others
+

@@ -9,7 +9,9 @@ from collections.abc import Iterable
 from pathlib import Path
 
 TEMPLATES = {
-    "pinned": "{R}/pinned/{pin}.json",
+    # outside the results: a pull is made only where an input is missing, and the results tree
+    # (pinned by DVC) is the same whether it was
+    "pinned": ".snakemake/segbench/pinned/{pin}.json",
     "manifest": "{R}/{benchmark}/manifest.json",
     "dataset": "{R}/{benchmark}/dataset.json",
     "frames": "{R}/{benchmark}/frames.json",

@@ -5,7 +5,7 @@ The frame list comes from the committed manifest when the config names one (so a
 knows its DAG before `dvc pull`), else from the dataset's frames.csv. A frame's shard is a stable
 hash of its id (model_spec.by_shard), so adding or removing a frame changes one shard only.
 Once dataset_identity has written the frame index, the jobs read their frames from it, never from
-this plan (keys.py reads their content keys from it).
+this plan; the content keys (keys.py) identify the same frames by their bytes.
 """
 
 from __future__ import annotations
@@ -153,21 +153,6 @@ class BenchmarkPlan:
     def dataset_files(self) -> list[str]:
         """Every file of the dataset: the index files, then each frame's image and label."""
         return list(self._dataset_files)
-
-    def dataset_fingerprint(self) -> str:
-        """A digest of the path, size and modification time of every file of the dataset, read
-        without opening any: it changes when a file is written, replaced or removed (or the
-        frame list changes). The workflow re-identifies the dataset when it changes, instead of
-        listing every file as an input (see workflow/rules/common.smk)."""
-        digest = hashlib.sha256()
-        for path in self._dataset_files:
-            try:
-                st = os.stat(path)
-            except OSError:
-                digest.update(f"{path}\0missing\n".encode())
-            else:
-                digest.update(f"{path}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
-        return digest.hexdigest()
 
 
 def frame_id(frame: PlannedFrame) -> str:

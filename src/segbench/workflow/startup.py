@@ -13,6 +13,7 @@ from .runlock import claim_folder
 
 WORKFLOW_CONFIG = "config/config.yaml"  # the Snakefile's configfile
 CHECKED_MANIFESTS = Path(".snakemake/segbench/checked-manifests")  # plan.BenchmarkPlan.checked
+FILE_DIGESTS = Path(".snakemake/segbench/file-digests.json")  # digests.DigestCache
 
 
 def recover_lock(folder: Path = Path(".snakemake")) -> None:
