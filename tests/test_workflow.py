@@ -322,7 +322,8 @@ def test_a_label_fix_rescores_one_shard_without_inference(first_run: Path):
     assert jobs["score"] == models and jobs["score_floor"] == 1
     assert jobs["dataset_identity"] == 1 and jobs["audit"] == 1  # the audit still runs on a changed dataset
     assert jobs["metrics"] == models + 1 and jobs["submission"] == models
-    assert jobs["content_key"] == 1 + models + 1  # the dataset's, each score shard's
+    # the dataset's marker, and every shard's, decided again after dataset_identity (2 shards)
+    assert jobs["content_key"] == 1 + 2 * (2 * models + 1)
 
 
 def test_an_image_change_reruns_the_inference_of_its_shard_only(first_run: Path):

@@ -139,6 +139,23 @@ def content(step):
     )
 
 
+@per_job
+def key_records(w):
+    """The inputs of a shard job's marker: the identity records its key is decided after. Snakemake
+    does not run a job for a missing output alone, only for a job that needs it; a re-run
+    identity job reaches these markers (plain inputs), and a marker of a new key the job reading
+    it. The dataset's and a model's own markers have none (the identity jobs read them).
+    """
+    parts = w.slot.split("/")
+    if len(parts) != 4:
+        return []
+    benchmark, _, model, _ = parts
+    identity = (
+        [] if model == FLOOR else [path("identity", benchmark=benchmark, model=model)]
+    )
+    return [path("frames", benchmark=benchmark)] + identity
+
+
 def settle_marker(output, log):
     """The content_key job: its marker made, the slot's marker of another key removed with its
     record in Snakemake's metadata (keys.settle), the log naming what went."""
