@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from pathlib import Path
 
 from ..errors import SegbenchError
@@ -42,7 +43,7 @@ class DigestCache:
             st = os.stat(path)
         except OSError as exc:
             raise file_error(exc, Path(path)) from None
-        if not os.path.isfile(path):
+        if not stat.S_ISREG(st.st_mode):
             raise SegbenchError(f"{path}: not a file")
         key = f"{st.st_dev}:{st.st_ino}"
         entry = self._entries.get(key)

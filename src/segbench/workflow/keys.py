@@ -20,13 +20,13 @@ from __future__ import annotations
 import glob
 import hashlib
 import json
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from ..core.model_spec import by_shard
 from ..steps.dataset_identity import identify_dataset
 from .digests import DigestCache
 from .plan import BenchmarkPlan, Plan
@@ -63,15 +63,8 @@ class DatasetContent:
                             "frames": [[f.frame_id, f.split, f.image_sha256, f.label_sha256] for f in self.frames]})
 
     @cached_property
-    def _by_split(self) -> dict[str, list[FrameContent]]:
-        split: dict[str, list[FrameContent]] = {}
-        for frame in self.frames:
-            split.setdefault(frame.split, []).append(frame)
-        return split
-
-    def shard(self, split: str, shard: int, shards: int) -> list[FrameContent]:
-        """The frames of one shard of the split, in frame_id order (core.model_spec.by_shard)."""
-        return by_shard(self._by_split.get(split, []), lambda f: f.frame_id, shards).get(shard, [])
+    def by_id(self) -> dict[str, FrameContent]:
+        return {f.frame_id: f for f in self.frames}
 
 
 def identify(bench: BenchmarkPlan, digests: DigestCache) -> DatasetContent:
@@ -86,8 +79,7 @@ def identify(bench: BenchmarkPlan, digests: DigestCache) -> DatasetContent:
         frame_id = entry["frame_id"]
         size = digests.image_size(str(label_of[frame_id])) if labelled[frame_id] else None
         content.append(FrameContent(frame_id, entry["split"], entry["image"]["sha256"], entry["label"]["sha256"], size))
-    index = {Path(p).relative_to(data).as_posix() if Path(p).is_relative_to(data) else p: digests.sha256(p)
-             for p in bench.index_files()}
+    index = {Path(os.path.relpath(p, data)).as_posix(): digests.sha256(p) for p in bench.index_files()}
     return DatasetContent(manifest["dataset_id"], tuple(content), index)
 
 
@@ -135,20 +127,22 @@ class ContentKeys:
                 if self.plan.model(model).path.exists():
                     self.model(model)
 
-    def _shards(self, benchmark: str, split: str) -> int:
-        return self.plan.benchmarks[benchmark].shard_total(split)
+    def _shard(self, benchmark: str, split: str, shard: int) -> list[FrameContent]:
+        """The content of the shard's frames, the plan's shard membership (plan.shard_frames)."""
+        content = self.dataset(benchmark).by_id
+        return [content[f.frame_id] for f in self.plan.benchmarks[benchmark].shard_frames(split, shard)]
 
     def inference(self, benchmark: str, split: str, model: str, shard: int) -> str:
         """What a shard's predictions depend on: the model, the inference settings, and each
         frame's image bytes and ground-truth size."""
-        frames = self.dataset(benchmark).shard(split, shard, self._shards(benchmark, split))
+        frames = self._shard(benchmark, split, shard)
         return content_key({"model": self.model(model), **self.inference_settings,
                             "frames": [[f.frame_id, f.image_sha256, f.label_size] for f in frames]})
 
     def scoring(self, benchmark: str, split: str, model: str | None, shard: int) -> str:
         """What a shard's counts depend on besides the predictions: each frame's label bytes and,
         but for the floor (model None), the model (for a folder of masks made elsewhere, its masks)."""
-        frames = self.dataset(benchmark).shard(split, shard, self._shards(benchmark, split))
+        frames = self._shard(benchmark, split, shard)
         document: dict[str, Any] = {"frames": [[f.frame_id, f.label_sha256] for f in frames]}
         if model is not None:
             document["model"] = self.model(model)
