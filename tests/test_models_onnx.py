@@ -46,17 +46,18 @@ def refused(*args, **kwargs) -> str:
 
 
 @pytest.mark.parametrize(
-    "name, data, checkpoint, count, allowed",
-    [("painting-vision", "data", "best.pt", 56, 0), ("idd20k-icvgip2020", "data-idd", "idd-best.pt", 12, 1),
-     ("easyportrait", "data-easyportrait", "easyportrait-best.pt", 16, 1)],
+    "name, data, checkpoint, count",
+    [("painting-vision", "data", "best.pt", 56), ("idd20k-icvgip2020", "data-idd", "idd-best.pt", 12),
+     ("easyportrait", "data-easyportrait", "easyportrait-best.pt", 16)],
 )
-def test_exported_model_gives_the_same_masks_on_every_embedded_frame(tmp_path, name, data, checkpoint, count, allowed):
-    """Every frame of every split of the three embedded datasets. Target: 0 differing pixels.
-    The two runtimes sum the same convolutions in different orders, so their logits differ by
-    float rounding (~1e-6); a pixel can flip only where the two best classes' scores at the
-    ground-truth pixel are that close to a tie. Found: 0 of 15.0 M pixels (Painting Vision),
-    1 of 18.0 M (IDD), 1 of 19.7 M (EasyPortrait), each such a tie (gap below 1e-4 in both
-    runtimes' scores), which is checked here."""
+def test_exported_model_gives_the_same_masks_on_every_embedded_frame(tmp_path, name, data, checkpoint, count):
+    """Every frame of every split of the three embedded datasets: every pixel where the masks
+    differ is a tie. The two runtimes sum the same convolutions in different orders, so their
+    logits differ by float rounding (~1e-6); a pixel can flip only where the two best classes'
+    scores at the ground-truth pixel are that close (gap below 1e-4 in both runtimes' scores).
+    How many such ties flip depends on the CPU's kernels: 0 / 1 / 1 of 15.0 / 18.0 / 19.7 M
+    pixels on the development machine, 0 / 5 / 0 on CI's; more than one in a million would
+    be no longer rounding."""
     benchmark = load_benchmark(name)
     frames = read_dataset(benchmark, ROOT / data)
     exported = tmp_path / "model.onnx"
@@ -70,14 +71,15 @@ def test_exported_model_gives_the_same_masks_on_every_embedded_frame(tmp_path, n
     size, pad = benchmark.inference_size, benchmark.pad_to_stride
     a = run_inference(torch_model, frames, tmp_path / "torch", size, progress=False, pad_to_stride=pad)
     b = run_inference(onnx_model, frames, tmp_path / "onnx", size, progress=False, pad_to_stride=pad)
-    differing = 0
+    differing = pixels = 0
     for frame, x, y in zip(frames, a, b):
         where = np.argwhere(np.asarray(Image.open(x)) != np.asarray(Image.open(y)))
         differing += len(where)
+        pixels += np.asarray(Image.open(x)).size
         for model in (torch_model, onnx_model) if len(where) else ():
             for gap in top_two_gaps(model, frame, size, pad, where):
                 assert gap < 1e-4, (frame.frame_id, gap)
-    assert len(frames) == count and differing == allowed
+    assert len(frames) == count and differing * 1_000_000 <= pixels
 
 
 def top_two_gaps(model, frame, size: int, pad: bool, pixels: np.ndarray) -> list[float]:
