@@ -52,7 +52,7 @@ browser:
 test: setup browser
 	$(BIN)/snakefmt --check Snakefile workflow/rules
 	$(BIN)/snakemake --lint
-	SEGBENCH_REQUIRE_CHROMIUM=1 $(BIN)/pytest -q -n 2
+	SEGBENCH_REQUIRE_CHROMIUM=1 $(BIN)/pytest -q -n 2 --durations=30
 
 clean:
 	rm -rf results build .snakemake submission*.json
