@@ -22,7 +22,8 @@ checkpoint pull_pinned:
 
 
 # A job's content key, as a file named by it: the job reads it as an input (keys.py, `marker`).
-# It runs in Snakemake's own process (settle_marker): its metadata are there, and a job is one file.
+# It runs in Snakemake's own process (settle_marker; the default profile's force-use-threads, as a
+# cluster executor runs local rules): its metadata are there, and a job is one file.
 rule content_key:
     input:
         records=key_records,
