@@ -4,6 +4,7 @@ environment's tools, the copy's config narrowed, and reading what a run did."""
 from __future__ import annotations
 
 import csv
+import re
 import shutil
 import signal
 import subprocess
@@ -62,3 +63,19 @@ def label_of_a_test_frame(repo: Path) -> Path:
 def pv_models(repo: Path) -> list[str]:
     """The Painting Vision models the copy's config lists."""
     return yaml.safe_load((repo / "config" / "config.yaml").read_text())["benchmarks"]["painting-vision"]["models"]
+
+
+def local_rules() -> set[str]:
+    """The rules Snakemake runs in its own process under a cluster executor, read from the rule
+    files: those that say `localrule: True`, those with no command (`all`), and a `use rule` of
+    either."""
+    local, parent = set(), {}
+    for source in [ROOT / "Snakefile", *sorted((ROOT / "workflow" / "rules").glob("*.smk"))]:
+        for block in re.split(r"^(?=(?:rule|checkpoint|use rule) )", source.read_text(), flags=re.M)[1:]:
+            body = block.split("\n\n\n", 1)[0]
+            used = re.match(r"use rule (\w+) as (\w+)", body)
+            if used:
+                parent[used.group(2)] = used.group(1)
+            elif re.search(r"^    localrule: True", body, re.M) or not re.search(r"^    (shell|run):", body, re.M):
+                local.add(re.match(r"(?:rule|checkpoint) (\w+):", body).group(1))
+    return local | {name for name, used in parent.items() if used in local}

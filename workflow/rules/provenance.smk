@@ -10,6 +10,7 @@ checkpoint pull_pinned:
         path("pinned"),
     log:
         f"{LOGS}/pull_pinned/{{pin}}.log",
+    localrule: True  # on a cluster, the head node: it reaches the DVC remote, a compute node may not
     conda:
         ENV
     resources:

@@ -20,6 +20,7 @@ rule leaderboard:
         tables=directory(path("tables")),
     log:
         f"{LOGS}/leaderboard.log",
+    localrule: True  # on a cluster, the head node: the records in, the tables out
     conda:
         ENV
     resources:

@@ -61,6 +61,7 @@ rule metrics:
         path("metrics"),
     log:
         f"{LOGS}/metrics/{{benchmark}}/{{split}}/{{model}}.log",
+    localrule: True  # on a cluster, the head node: a sum of small count files, no queue wait
     conda:
         ENV
     resources:
@@ -89,6 +90,7 @@ rule submission:
         f"{LOGS}/submission/{{benchmark}}/{{split}}/{{model}}.log",
     wildcard_constraints:
         model=one_of(MODEL_NAMES),
+    localrule: True  # on a cluster, the head node: a few small documents in, one out
     conda:
         ENV
     resources:
