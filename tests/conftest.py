@@ -7,6 +7,7 @@ import fcntl
 import os
 import shutil
 from dataclasses import dataclass
+from itertools import zip_longest
 from pathlib import Path
 
 import pytest
@@ -158,7 +159,7 @@ def pytest_collection_modifyitems(items) -> None:
     """The tiers (docs/testing.md): a test that reads a workflow run (or whose module is marked
     `workflow`) is `workflow`, every other one `unit`; `cluster` (a real SLURM cluster) is marked
     by its module and is a workflow test too. The modules that run or read a workflow run come
-    first (whole, in their order): they take longest, and pytest-xdist sends them out first."""
+    first (whole, in run_order): they take longest, and pytest-xdist sends them out first."""
     for item in items:
         reads_a_run = {"embedded_run", "narrow_run"} & set(getattr(item, "fixturenames", ()))
         if item.get_closest_marker("workflow") is None and (reads_a_run or item.get_closest_marker("cluster")):
@@ -168,8 +169,27 @@ def pytest_collection_modifyitems(items) -> None:
     modules: dict[str, list] = {}
     for item in items:
         modules.setdefault(module_of(item.nodeid), []).append(item)
-    workflow_first = sorted(modules.values(), key=lambda members: all(i.get_closest_marker("workflow") is None for i in members))
-    items[:] = [item for members in workflow_first for item in members]
+    items[:] = [item for members in run_order(list(modules.values())) for item in members]
+
+
+def run_order(modules: list[list]) -> list[list]:
+    """The modules in the order they are sent to the workers: those that run or read a workflow
+    run first, alternating between the ones that first wait for the embedded run and the ones that
+    first wait for the narrow run (the cluster's first of its side), so that the two workers build
+    the two shared runs side by side instead of one waiting for the other's; then the rest."""
+    def first_run(members) -> str | None:
+        return next((run for i in members for run in ("embedded_run", "narrow_run") if run in i.fixturenames), None)
+
+    def workflow(members) -> bool:
+        return any(i.get_closest_marker("workflow") for i in members)
+
+    def cluster_first(side: list[list]) -> list[list]:
+        return sorted(side, key=lambda members: not any(i.get_closest_marker("cluster") for i in members))
+
+    embedded = [m for m in modules if workflow(m) and first_run(m) == "embedded_run"]
+    narrow = cluster_first([m for m in modules if workflow(m) and first_run(m) == "narrow_run"])
+    alternating = [m for pair in zip_longest(embedded, narrow) for m in pair if m is not None]
+    return alternating + [m for m in modules if workflow(m) and first_run(m) is None] + [m for m in modules if not workflow(m)]
 
 
 def module_of(nodeid: str) -> str:
