@@ -13,8 +13,8 @@ results table:
   run 2  removes the killed run's lock itself (segbench/workflow/runlock.py); killed during a
          metrics job
   run 3  Ctrl-C (SIGINT to the group, as a terminal sends it) during a bootstrap (uncertainty) job
-         running for a second: inside the step, not in the interpreter's start-up, where a
-         SIGINT makes Python itself print a fatal error before any of segbench runs
+         that has imported its step's code: inside the step, not in the interpreter's start-up,
+         where a SIGINT makes Python itself print a fatal error before any of segbench runs
   run 4  killed during the results job (the table, metrics.json)
   run 5  completes
 
@@ -41,25 +41,25 @@ STALE = "segbench: removed the lock of a killed run"
 ODD_NAME = "check out ü; x"
 
 
-def group_commands(group: int) -> list[list[str]]:
-    """The command lines of the live processes in process group `group` (zombies left out: they
+def group_commands(group: int) -> dict[int, list[str]]:
+    """pid -> command line of the live processes in process group `group` (zombies left out: they
     have ended, only their exit status waits to be collected)."""
-    commands = []
+    commands = {}
     for entry in filter(str.isdigit, os.listdir("/proc")):
         try:
             state, _, pgrp = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[:3]
             if int(pgrp) == group and state != "Z":
-                commands.append(Path(f"/proc/{entry}/cmdline").read_bytes().decode().split("\0"))
+                commands[int(entry)] = Path(f"/proc/{entry}/cmdline").read_bytes().decode().split("\0")
         except (FileNotFoundError, ProcessLookupError):
             continue  # ended while listed
     return commands
 
 
-def step_outs(group: int, step: str, cwd: Path) -> list[Path]:
-    """The --out arguments of the `segbench STEP` processes running in the group."""
-    return [cwd / argv[argv.index("--out") + 1]
-            for argv in group_commands(group)
-            for i, word in enumerate(argv[:-1]) if Path(word).name == "segbench" and argv[i + 1] == step]
+def step_processes(group: int, step: str, cwd: Path) -> dict[Path, int]:
+    """The `segbench STEP` processes running in the group: their --out argument -> their pid."""
+    return {cwd / argv[argv.index("--out") + 1]: pid
+            for pid, argv in group_commands(group).items()
+            for i, word in enumerate(argv[:-1]) if Path(word).name == "segbench" and argv[i + 1] == step}
 
 
 class Run:
@@ -76,16 +76,16 @@ class Run:
     def output(self) -> str:
         return self.log.read_text()
 
-    def freeze_during(self, step: str, ready: Callable[[list[Path]], bool] = bool) -> None:
-        """Stop the whole group while a `segbench STEP` job runs and `ready(its --out values)`."""
+    def freeze_during(self, step: str, ready: Callable[[dict[Path, int]], bool] = bool) -> None:
+        """Stop the whole group while a `segbench STEP` job runs and `ready(its --out -> its pid)`."""
         group = self.process.pid
         deadline = time.monotonic() + 900
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise AssertionError(f"the run ended before a '{step}' job was seen:\n{self.output()[-4000:]}")
-            if ready(step_outs(group, step, self.repo)):
+            if ready(step_processes(group, step, self.repo)):
                 os.killpg(group, signal.SIGSTOP)
-                if ready(step_outs(group, step, self.repo)):
+                if ready(step_processes(group, step, self.repo)):
                     return
                 os.killpg(group, signal.SIGCONT)  # it ended between the look and the stop
             time.sleep(0.02)
@@ -126,19 +126,22 @@ def refused_beside_a_live_run(repo: Path) -> None:
     assert lock_files(repo) == before and before  # the live run's lock is kept
 
 
-def running_for(seconds: float) -> Callable[[list[Path]], bool]:
-    """A `ready` test: some job of the step has been seen running for `seconds`."""
-    first_seen: dict[Path, float] = {}
+def inside_the_step(processes: dict[Path, int]) -> bool:
+    """A `ready` test: a job of the step has imported the step's own code (pyarrow's library is
+    mapped: the command's start-up imports none of it), so it runs inside segbench's handler of an
+    interrupt, past the interpreter's start-up, where a SIGINT makes Python itself print a fatal
+    error before any of segbench runs."""
+    for pid in processes.values():
+        try:
+            if "libarrow" in Path(f"/proc/{pid}/maps").read_text():
+                return True
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+    return False
 
-    def ready(outs: list[Path]) -> bool:
-        now = time.monotonic()
-        return any(now - first_seen.setdefault(out, now) >= seconds for out in outs)
 
-    return ready
-
-
-def shard_has_masks(outs: list[Path]) -> bool:
-    return any(any(out.rglob("*.png")) for out in outs)
+def shard_has_masks(processes: dict[Path, int]) -> bool:
+    return any(any(out.rglob("*.png")) for out in processes)
 
 
 def test_kill_9_at_three_moments_and_ctrl_c_then_the_same_command_recovers(tmp_path, narrow_run):
@@ -156,7 +159,7 @@ def test_kill_9_at_three_moments_and_ctrl_c_then_the_same_command_recovers(tmp_p
     second.kill_9()
 
     third = Run(repo, 3)
-    third.freeze_during("uncertainty", running_for(1.0))
+    third.freeze_during("uncertainty", inside_the_step)
     assert STALE in third.output()
     code = third.interrupt()
     assert code == 1 and not lock_files(repo), third.output()[-4000:]  # Snakemake released its lock
