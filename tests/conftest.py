@@ -155,13 +155,16 @@ def narrow_run(tmp_path_factory) -> WorkflowRun:
     return workflow_run(tmp_path_factory, "narrow", NARROW_CONFIG)
 
 
+SHARED_RUNS = ("embedded_run", "narrow_run")  # the session's workflow runs, in the order they are looked for
+
+
 def pytest_collection_modifyitems(items) -> None:
     """The tiers (docs/testing.md): a test that reads a workflow run (or whose module is marked
     `workflow`) is `workflow`, every other one `unit`; `cluster` (a real SLURM cluster) is marked
     by its module and is a workflow test too. The modules that run or read a workflow run come
     first (whole, in run_order): they take longest, and pytest-xdist sends them out first."""
     for item in items:
-        reads_a_run = {"embedded_run", "narrow_run"} & set(getattr(item, "fixturenames", ()))
+        reads_a_run = set(SHARED_RUNS) & set(getattr(item, "fixturenames", ()))
         if item.get_closest_marker("workflow") is None and (reads_a_run or item.get_closest_marker("cluster")):
             item.add_marker(pytest.mark.workflow)
         if item.get_closest_marker("workflow") is None:
@@ -178,7 +181,7 @@ def run_order(modules: list[list]) -> list[list]:
     first wait for the narrow run (the cluster's first of its side), so that the two workers build
     the two shared runs side by side instead of one waiting for the other's; then the rest."""
     def first_run(members) -> str | None:
-        return next((run for i in members for run in ("embedded_run", "narrow_run") if run in i.fixturenames), None)
+        return next((run for i in members for run in SHARED_RUNS if run in i.fixturenames), None)
 
     def workflow(members) -> bool:
         return any(i.get_closest_marker("workflow") for i in members)
