@@ -100,8 +100,8 @@ def test_help_lists_the_commands_people_use_apart_from_the_workflows_steps(capsy
         "manifest", "audit", "infer", "metrics", "idd-labels", "results", "export-onnx", "export-torchscript",
         "import-checkpoint", "export", "check-submission", "server", "submit", "submissions"]
     assert [line.split()[0] for line in steps.splitlines()[:-2]] == [
-        "identify", "score", "record", "pull", "uncertainty", "slices", "plot-iou", "plot-confusion", "plot-fraction",
-        "overlays", "plot-data", "check-results"]
+        "identify", "score", "record", "pull", "uncertainty", "slices", "figures", "overlays", "plot-data",
+        "check-results"]
     assert "  export-torchscript  write a segbench checkpoint as a TorchScript archive" in people
 
 
@@ -127,10 +127,6 @@ RENAMED = [  # (command and its other required arguments, new flag, old flag, va
     (["audit", "--data", "d"], "--json-out", "--json", "a.json", "json_out"),
     (["audit", "--data", "d"], "--text-out", "--text", "a.txt", "text_out"),
     (["manifest", "--data", "d"], "--dataset-manifest", "--verify", "m.json", "dataset_manifest"),
-    (["plot-iou", "--counts", "c.parquet", "--report", "r", "--csv-out", "p.csv"], "--out", "--png", "p.png", "out"),
-    (["plot-iou", "--counts", "c.parquet", "--report", "r", "--out", "p.png"], "--csv-out", "--csv", "p.csv", "csv_out"),
-    (["plot-confusion", "--counts", "c.parquet", "--space", "s", "--csv-out", "p.csv"], "--out", "--png", "p.png", "out"),
-    (["plot-fraction", "--counts", "c.parquet", "--metric", "r.m"], "--out", "--png", "p.png", "out"),
     (["overlays", "--data", "d", "--split", "test", "--counts", "c.parquet", "--predictions", "p"], "--out",
      "--out-dir", "o", "out"),
     (["overlays", "--data", "d", "--split", "test", "--counts", "c.parquet", "--predictions", "p", "--out", "o"],

@@ -50,6 +50,7 @@ def test_plots_exist_with_their_sizes(repo):
             "confusion-paint_state_metrics.png": "confusion",
             "fraction-paint_state_metrics.painted_coverage_mae.png": "fraction",
         }
+        assert {p.name for p in folder.glob("*.png")} == set(expected)
         for name, kind in expected.items():
             path = folder / name
             assert path.stat().st_size > 5000, path
@@ -195,5 +196,5 @@ def test_dvc_plots(repo, config):
 
 def test_nothing_to_do_after_the_run(repo):
     out = run(repo, "snakemake", "-n", "--quiet", "rules")
-    assert "overlays" not in out.stdout and "uncertainty" not in out.stdout and "plot_" not in out.stdout
+    assert "overlays" not in out.stdout and "uncertainty" not in out.stdout and "figures" not in out.stdout
     assert sys.executable  # the run used this environment's tools (workflow_helpers.run puts them on PATH)

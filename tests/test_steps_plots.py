@@ -1,23 +1,47 @@
-"""The plots step (segbench.steps.plots): the report or metric it is asked for looked up first and
-named when missing, and the tables `dvc plots` reads gathered from the per-model CSVs."""
+"""The plots step (segbench.steps.plots): every figure of one evaluation written in one pass, under
+the names core.figures gives the workflow; and the tables `dvc plots` reads gathered from the
+per-evaluation CSVs."""
 
-import pytest
+import csv
 
-from segbench.errors import SegbenchError
+from counts_fixtures import write_shard
+from PIL import Image
+
+from segbench.core.figures import figure_files
 from segbench.protocols.definitions import load_benchmark
-from segbench.steps.plots import plot_data, plot_fraction, plot_iou
+from segbench.stages import plots
+from segbench.steps.plots import figures, plot_data
 
 PV = load_benchmark("painting-vision")
 
 
-def test_an_unknown_report_or_fraction_metric_is_named(tmp_path):
-    never = [tmp_path / "never-read.parquet"]  # refused before any counts are read
-    with pytest.raises(SegbenchError, match=r"^benchmark 'painting-vision' has no report 'nope'$"):
-        plot_iou(PV, "nope", never, [], [], tmp_path / "i.png", tmp_path / "i.csv")
-    with pytest.raises(SegbenchError, match=r"^benchmark 'painting-vision' has no fraction_mae metric "
-                                            r"'shared_metrics\.mIoU'$"):
-        plot_fraction(PV, "shared_metrics.mIoU", never, [], [], tmp_path / "f.png")
-    assert list(tmp_path.iterdir()) == []
+def test_one_pass_writes_every_figure_the_workflow_lists(tmp_path):
+    # frame a: 6 wall_unpainted pixels right, 2 wall_painted taken for wall_unpainted; frame b: 4 other right
+    model = [write_shard(tmp_path, "m0", ["a"], [(0, 1, 1, 6), (0, 2, 1, 2)]),
+             write_shard(tmp_path, "m1", ["b"], [(0, 0, 0, 4)])]
+    floor = [write_shard(tmp_path, "f0", ["a", "b"], [(0, 1, 0, 6), (0, 2, 0, 2), (1, 0, 0, 4)], model="floor")]
+    written = figures(PV, model, [], floor, tmp_path / "plots")
+    assert [p.name for p in written] == figure_files(PV)
+    assert sorted(p.name for p in (tmp_path / "plots").iterdir()) == sorted(figure_files(PV))
+    assert figure_files(PV) == [
+        "iou-shared_metrics.png", "iou-shared_metrics.csv", "iou-paint_state_metrics.png", "iou-paint_state_metrics.csv",
+        "confusion-ground-truth.png", "confusion-ground-truth.csv", "confusion-shared_metrics.png",
+        "confusion-shared_metrics.csv", "confusion-paint_state_metrics.png", "confusion-paint_state_metrics.csv",
+        "fraction-paint_state_metrics.painted_coverage_mae.png"]
+    for path in written:
+        if path.suffix == ".png":
+            with Image.open(path) as image:
+                assert image.size == plots.pixel_size(path.name.split("-")[0]), path
+    with open(tmp_path / "plots" / "confusion-ground-truth.csv", newline="") as handle:
+        cells = {(r["actual"], r["predicted"]): (int(r["pixels"]), float(r["fraction"])) for r in csv.DictReader(handle)
+                 if r["pixels"] != "0"}
+    assert cells == {("other", "other"): (4, 1.0), ("wall_unpainted", "wall_unpainted"): (6, 1.0),
+                     ("wall_painted", "wall_unpainted"): (2, 1.0)}
+    with open(tmp_path / "plots" / "iou-paint_state_metrics.csv", newline="") as handle:
+        iou = {(r["role"], r["class"]): r["iou"] for r in csv.DictReader(handle)}
+    # unpainted: 6 right of 6 true and 8 predicted; painted: never predicted; the floor predicts other only
+    assert float(iou["model", "wall_unpainted"]) == 0.75 and float(iou["model", "wall_painted"]) == 0.0
+    assert float(iou["floor", "wall_unpainted"]) == 0.0
 
 
 def test_plot_data_keeps_the_models_iou_rows_and_every_confusion_row(tmp_path):

@@ -3,7 +3,6 @@ checkpoint baseline, a second checkpoint and a folder of masks made elsewhere.""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
@@ -48,15 +47,16 @@ def test_the_masks_of_a_predictions_folder_are_its_own_files(targets: Targets):
 
 
 def test_the_figures_of_one_model(targets: Targets):
-    at = f"res/{PV}/test/other"
-    reports = targets.report_keys(PV)
-    assert targets.confusion_spaces(PV) == ["ground-truth", *reports]
-    expected = ([f"{at}/plots/iou-{r}.png" for r in reports]
-                + [f"{at}/plots/confusion-{x}.png" for x in ["ground-truth", *reports]]
-                + [f"{at}/plots/fraction-{m}.png" for m in targets.fraction_metrics(PV)]
-                + [f"{at}/overlays/{k}-{i}.png" for k in ("worst", "best") for i in (1, 2)])
-    assert targets.plot_files(PV, "test", "other") == expected
-    assert all(re.fullmatch(r"\w+\.\w+", m) for m in targets.fraction_metrics(PV))
+    at = f"res/{PV}/test/other/plots"
+    reports = ["shared_metrics", "paint_state_metrics"]
+    assert targets.figures(PV, "test", "other") == (
+        [f"{at}/iou-{r}.{x}" for r in reports for x in ("png", "csv")]
+        + [f"{at}/confusion-{s}.{x}" for s in ["ground-truth", *reports] for x in ("png", "csv")]
+        + [f"{at}/fraction-paint_state_metrics.painted_coverage_mae.png"])
+    assert targets.plot_data_files("iou") == [f"res/{PV}/test/{m}/plots/iou-{r}.csv" for m in ("base", "other", "masks")
+                                              for r in reports]
+    assert targets.plot_data_files("confusion")[:3] == [f"res/{PV}/test/base/plots/confusion-{s}.csv"
+                                                        for s in ["ground-truth", *reports]]
 
 
 def test_what_the_results_table_and_the_default_target_gather(targets: Targets):
@@ -71,9 +71,9 @@ def test_what_the_results_table_and_the_default_target_gather(targets: Targets):
                                              "metrics.json"]
     outputs = targets.plot_outputs()
     assert outputs[-3:] == ["res/plots/iou.csv", "res/plots/confusion.csv", "res/leaderboard.html"]
-    assert outputs[:-3] == [f for m in models for f in targets.plot_files(PV, "test", m)]
-    assert targets.plot_data_files("iou") == [f"res/{PV}/test/{m}/plots/iou-{r}.csv" for m in models
-                                              for r in targets.report_keys(PV)]
+    assert outputs[:-3] == ([f"res/{PV}/test/{m}/plots" for m in models]
+                            + [f"res/{PV}/test/{m}/overlays/{k}-{i}.png" for m in models for k in ("worst", "best")
+                               for i in (1, 2)])
 
 
 def test_what_a_job_waits_to_have_restored(targets: Targets):

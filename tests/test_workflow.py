@@ -122,7 +122,7 @@ def test_adding_a_model_runs_only_its_jobs(first_run: Path):
     assert planned_then_run(first_run) == {
         "content_key": 1 + 2 * shards,  # the model's bytes, each shard's inference and scoring
         "checkpoint_identity": 1, "infer": shards, "score": shards, "metrics": 1, "submission": 1,
-        "uncertainty": 1, "slices": 1, "plot_iou": 2, "plot_confusion": 3, "plot_fraction": 1, "overlays": 1,
+        "uncertainty": 1, "slices": 1, "figures": 1, "overlays": 1,
         "plot_data": 1, "leaderboard": 1, "all": 1,
     }
     rows = pv_group(first_run)["rows"]

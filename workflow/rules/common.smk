@@ -13,7 +13,7 @@ from snakemake.io import IOFile
 
 from segbench.commands.cli import COMMAND
 from segbench.errors import SegbenchError
-from segbench.workflow import arguments
+from segbench.workflow import arguments, figure_report
 from segbench.workflow.arguments import cli
 from segbench.workflow.codedeps import CodeGraph
 from segbench.workflow.digests import DigestCache

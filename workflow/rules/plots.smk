@@ -61,98 +61,35 @@ rule slices:
         )
 
 
-rule plot_iou:
-    input:
-        **COMPARED,
-    output:
-        png=report(
-            path("plot_iou"),
-            caption="../report/iou.rst",
-            category=PLOT_CATEGORY,
-            subcategory="{model}",
-            labels={"figure": "per-class IoU", "space": "{report}"},
-        ),
-        csv=path("plot_iou_csv"),
-    log:
-        f"{LOGS}/plot_iou/{{benchmark}}/{{split}}/{{model}}/{{report}}.log",
-    wildcard_constraints:
-        model=one_of(MODEL_NAMES),
-        report="[A-Za-z0-9_]+",
-    conda:
-        ENV
-    resources:
-        mem_mb=1000,
-    params:
-        rerun_when_code_changes=code("plot-iou"),
-        compare=comparison_argument,
-    shell:
-        cli(
-            "plot-iou",
-            "--benchmark {wildcards.benchmark:q} --report {wildcards.report:q} --counts {input.counts:q} "
-            "{params.compare} --out {output.png:q} --csv-out {output.csv:q}",
-        )
-
-
-rule plot_confusion:
-    input:
-        counts=model_counts,
-        definition=definition_files,
-    output:
-        png=report(
-            path("plot_confusion"),
-            caption="../report/confusion.rst",
-            category=PLOT_CATEGORY,
-            subcategory="{model}",
-            labels={"figure": "confusion", "space": "{space}"},
-        ),
-        csv=path("plot_confusion_csv"),
-    log:
-        f"{LOGS}/plot_confusion/{{benchmark}}/{{split}}/{{model}}/{{space}}.log",
-    wildcard_constraints:
-        model=one_of(MODEL_NAMES),
-        space="[A-Za-z0-9_-]+",
-    conda:
-        ENV
-    resources:
-        mem_mb=1000,
-    params:
-        rerun_when_code_changes=code("plot-confusion"),
-    shell:
-        cli(
-            "plot-confusion",
-            "--benchmark {wildcards.benchmark:q} --space {wildcards.space:q} --counts {input.counts:q} "
-            "--out {output.png:q} --csv-out {output.csv:q}",
-        )
-
-
-rule plot_fraction:
+# One job draws every figure of a model (core.figures: the benchmark's reports decide how many),
+# so its folder is the output; the report picks the PNGs out of it by kind.
+rule figures:
     input:
         **COMPARED,
     output:
         report(
-            path("plot_fraction"),
-            caption="../report/fraction.rst",
+            directory(path("plots")),
+            patterns=figure_report.report_patterns(),
+            caption="../report/figures.rst",
             category=PLOT_CATEGORY,
             subcategory="{model}",
-            labels={"figure": "per-frame fraction", "space": "{metric}"},
+            labels=figure_report.report_labels,
         ),
     log:
-        f"{LOGS}/plot_fraction/{{benchmark}}/{{split}}/{{model}}/{{metric}}.log",
+        f"{LOGS}/figures/{{benchmark}}/{{split}}/{{model}}.log",
     wildcard_constraints:
         model=one_of(MODEL_NAMES),
-        metric=r"[A-Za-z0-9_]+\.[A-Za-z0-9_]+",
     conda:
         ENV
     resources:
         mem_mb=1000,
     params:
-        rerun_when_code_changes=code("plot-fraction"),
+        rerun_when_code_changes=code("figures"),
         compare=comparison_argument,
     shell:
         cli(
-            "plot-fraction",
-            "--benchmark {wildcards.benchmark:q} --metric {wildcards.metric:q} --counts {input.counts:q} "
-            "{params.compare} --out {output:q}",
+            "figures",
+            "--benchmark {wildcards.benchmark:q} --counts {input.counts:q} {params.compare} --out {output:q}",
         )
 
 
@@ -198,10 +135,10 @@ rule overlays:
         )
 
 
+# The figures' CSVs lie in the figures jobs' folders (its inputs); which ones, the plan says.
 rule plot_data:
     input:
-        iou=TARGETS.plot_data_files("iou"),
-        confusion=TARGETS.plot_data_files("confusion"),
+        TARGETS.each("plots"),
     output:
         iou=path("plot_data_iou"),
         confusion=path("plot_data_confusion"),
@@ -213,9 +150,11 @@ rule plot_data:
         mem_mb=1000,
     params:
         rerun_when_code_changes=code("plot-data"),
+        iou=TARGETS.plot_data_files("iou"),
+        confusion=TARGETS.plot_data_files("confusion"),
     shell:
         cli(
             "plot-data",
-            "--iou {input.iou:q} --confusion {input.confusion:q} "
+            "--iou {params.iou:q} --confusion {params.confusion:q} "
             "--iou-out {output.iou:q} --confusion-out {output.confusion:q}",
         )

@@ -243,28 +243,10 @@ def args_slices(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", type=output_path, required=True, help="the file written")
 
 
-def add_plot_outputs(p: argparse.ArgumentParser) -> None:
-    add_renamed(p, "--out", "--png", type=output_path, required=True, help="the plot written (PNG)")
-    add_renamed(p, "--csv-out", "--csv", type=output_path, required=True, help="the plotted values written (CSV)")
-
-
-def args_plot_iou(p: argparse.ArgumentParser) -> None:
+def args_figures(p: argparse.ArgumentParser) -> None:
     add_comparison(p)
-    p.add_argument("--report", required=True, help="report key")
-    add_plot_outputs(p)
-
-
-def args_plot_confusion(p: argparse.ArgumentParser) -> None:
-    add_benchmark(p)
-    p.add_argument("--counts", type=input_path, nargs="+", required=True, help="the model's shard counts")
-    p.add_argument("--space", required=True, help="'ground-truth' or a report key")
-    add_plot_outputs(p)
-
-
-def args_plot_fraction(p: argparse.ArgumentParser) -> None:
-    add_comparison(p)
-    p.add_argument("--metric", required=True, help="REPORT.METRIC of a fraction_mae metric")
-    add_renamed(p, "--out", "--png", type=output_path, required=True, help="the plot written (PNG)")
+    p.add_argument("--out", type=output_path, required=True,
+                   help="the folder written: each figure's PNG and, beside the IoU and confusion ones, its CSV")
 
 
 def args_overlays(p: argparse.ArgumentParser) -> None:
@@ -280,8 +262,8 @@ def args_overlays(p: argparse.ArgumentParser) -> None:
 
 
 def args_plot_data(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--iou", type=input_path, nargs="+", required=True, help="the per-class IoU CSVs (`plot-iou --csv`)")
-    p.add_argument("--confusion", type=input_path, nargs="+", required=True, help="the confusion CSVs (`plot-confusion --csv`)")
+    p.add_argument("--iou", type=input_path, nargs="+", required=True, help="the per-class IoU CSVs (`figures`: iou-REPORT.csv)")
+    p.add_argument("--confusion", type=input_path, nargs="+", required=True, help="the confusion CSVs (`figures`: confusion-SPACE.csv)")
     p.add_argument("--iou-out", type=output_path, required=True, help="the gathered IoU file dvc plots reads")
     p.add_argument("--confusion-out", type=output_path, required=True, help="the gathered confusion file dvc plots reads")
 

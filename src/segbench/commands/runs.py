@@ -206,17 +206,9 @@ def run_slices(step: ModuleType, args: argparse.Namespace) -> None:
     print(f"{sum(len(s['slices']) for s in slicings.values())} slices of {len(slicings)} metadata column(s)")
 
 
-def run_plot_iou(step: ModuleType, args: argparse.Namespace) -> None:
-    step.plot_iou(benchmark_of(args), args.report, args.counts, args.baseline_counts, args.floor_counts, args.out,
-                  args.csv_out)
-
-
-def run_plot_confusion(step: ModuleType, args: argparse.Namespace) -> None:
-    step.plot_confusion(benchmark_of(args), args.space, args.counts, args.out, args.csv_out)
-
-
-def run_plot_fraction(step: ModuleType, args: argparse.Namespace) -> None:
-    step.plot_fraction(benchmark_of(args), args.metric, args.counts, args.baseline_counts, args.floor_counts, args.out)
+def run_figures(step: ModuleType, args: argparse.Namespace) -> None:
+    written = step.figures(benchmark_of(args), args.counts, args.baseline_counts, args.floor_counts, args.out)
+    print(f"{args.out}: {sum(p.suffix == '.png' for p in written)} figures")
 
 
 def run_overlays(step: ModuleType, args: argparse.Namespace) -> None:

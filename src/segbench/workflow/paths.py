@@ -1,6 +1,5 @@
 """Where the workflow writes each result: one path template per result, filled from a job's
-wildcards (benchmark, split, model, shard; report, space, metric of a figure; pin of a restored
-input). Every rule and target list names a result by its key here, never by a path of its own."""
+wildcards (benchmark, split, model, shard; pin of a restored input). Every rule and target list names a result by its key here, never by a path of its own."""
 
 from __future__ import annotations
 
@@ -24,11 +23,7 @@ TEMPLATES = {
     "submission": "{R}/{benchmark}/{split}/{model}/submission.json",
     "uncertainty": "{R}/{benchmark}/{split}/{model}/uncertainty.json",
     "slices": "{R}/{benchmark}/{split}/{model}/slices.json",
-    "plot_iou": "{R}/{benchmark}/{split}/{model}/plots/iou-{report}.png",
-    "plot_iou_csv": "{R}/{benchmark}/{split}/{model}/plots/iou-{report}.csv",
-    "plot_confusion": "{R}/{benchmark}/{split}/{model}/plots/confusion-{space}.png",
-    "plot_confusion_csv": "{R}/{benchmark}/{split}/{model}/plots/confusion-{space}.csv",
-    "plot_fraction": "{R}/{benchmark}/{split}/{model}/plots/fraction-{metric}.png",
+    "plots": "{R}/{benchmark}/{split}/{model}/plots",  # its files: core.figures.figure_files
     "overlays": "{R}/{benchmark}/{split}/{model}/overlays",
     "overlay_frames": "{R}/{benchmark}/{split}/{model}/overlays/frames.json",
     "plot_data_iou": "{R}/plots/iou.csv",
@@ -36,7 +31,7 @@ TEMPLATES = {
     "leaderboard": "{R}/leaderboard",  # the stem of leaderboard.{csv,md,json,html}
     "tables": "{R}/tables",
 }
-WILDCARDS = ("benchmark", "split", "model", "shard", "report", "space", "metric", "pin")
+WILDCARDS = ("benchmark", "split", "model", "shard", "pin")
 
 
 class ResultPaths:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..core.metric_registry import with_figure
+from ..core.figures import figure_files, figures_of
 from .paths import ResultPaths
 from .plan import Plan
 
@@ -70,23 +70,10 @@ class Targets:
     def overlay_files(self, folder: str) -> list[str]:
         return [f"{folder}/{kind}-{rank}.png" for kind in OVERLAY_KINDS for rank in range(1, self.overlay_frames + 1)]
 
-    def report_keys(self, benchmark: str) -> list[str]:
-        return [r.key for r in self.plan.benchmarks[benchmark].benchmark.reports]
-
-    def confusion_spaces(self, benchmark: str) -> list[str]:
-        return ["ground-truth"] + self.report_keys(benchmark)
-
-    def fraction_metrics(self, benchmark: str) -> list[str]:
-        definition = self.plan.benchmarks[benchmark].benchmark
-        return [f"{r.key}.{x.key}" for r, x in with_figure(definition.reports, "fraction")]
-
-    def plot_files(self, benchmark: str, split: str, model: str) -> list[str]:
-        """Every figure of one (benchmark, split, model)."""
-        at = dict(benchmark=benchmark, split=split, model=model)
-        return ([self.paths.path("plot_iou", **at, report=r) for r in self.report_keys(benchmark)]
-                + [self.paths.path("plot_confusion", **at, space=x) for x in self.confusion_spaces(benchmark)]
-                + [self.paths.path("plot_fraction", **at, metric=x) for x in self.fraction_metrics(benchmark)]
-                + self.overlay_files(self.paths.path("overlays", **at)))
+    def figures(self, benchmark: str, split: str, model: str) -> list[str]:
+        """The files of one (benchmark, split, model)'s figures job, inside its folder `plots`."""
+        folder = self.paths.path("plots", benchmark=benchmark, split=split, model=model)
+        return [f"{folder}/{name}" for name in figure_files(self.plan.benchmarks[benchmark].benchmark)]
 
     # --- over every (benchmark, split, model) ----------------------------------------------------
 
@@ -99,15 +86,10 @@ class Targets:
         return sorted({self.paths.path(name, benchmark=b, split=s, model=FLOOR) for b, s, _ in self.plan.evaluations()})
 
     def plot_data_files(self, kind: str) -> list[str]:
-        """The per-model CSVs behind the IoU bars ("iou") or the confusion heatmaps ("confusion")."""
-        files = []
-        for b, s, m in self.plan.evaluations():
-            at = dict(benchmark=b, split=s, model=m)
-            if kind == "iou":
-                files += [self.paths.path("plot_iou_csv", **at, report=r) for r in self.report_keys(b)]
-            else:
-                files += [self.paths.path("plot_confusion_csv", **at, space=x) for x in self.confusion_spaces(b)]
-        return files
+        """The per-evaluation CSVs behind the IoU bars ("iou") or the confusion heatmaps ("confusion")."""
+        return [f"{self.paths.path('plots', benchmark=b, split=s, model=m)}/{figure.csv}"
+                for b, s, m in self.plan.evaluations()
+                for figure in figures_of(self.plan.benchmarks[b].benchmark) if figure.kind == kind]
 
     def leaderboard_inputs(self) -> dict[str, list[str]]:
         """What the results table is made of: every record and metrics document, with the floors'
@@ -125,6 +107,9 @@ class Targets:
         return [f"{stem}.{ext}" for ext in LEADERBOARD_FORMATS] + [self.metrics_file]
 
     def plot_outputs(self) -> list[str]:
-        files = [f for b, s, m in self.plan.evaluations() for f in self.plot_files(b, s, m)]
-        return files + [self.paths.path("plot_data_iou"), self.paths.path("plot_data_confusion"),
-                        f"{self.paths.path('leaderboard')}.html"]
+        """What the default target asks for beyond the tables: each evaluation's figures folder and
+        overlays, the gathered plot data, the results page."""
+        overlays = [f for b, s, m in self.plan.evaluations()
+                    for f in self.overlay_files(self.paths.path("overlays", benchmark=b, split=s, model=m))]
+        return self.each("plots") + overlays + [self.paths.path("plot_data_iou"), self.paths.path("plot_data_confusion"),
+                                                f"{self.paths.path('leaderboard')}.html"]
