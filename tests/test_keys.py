@@ -19,7 +19,8 @@ from segbench.errors import SegbenchError
 from segbench.records import provenance
 from segbench.workflow import digests as digests_module
 from segbench.workflow.digests import DigestCache
-from segbench.workflow.keys import ContentKeys, content_key, marker, model_settings, settle
+from segbench.workflow.keys import ContentKeys, content_key, marker, model_settings, settle, slot, slot_records
+from segbench.workflow.paths import ResultPaths
 from segbench.workflow.plan import Plan
 
 BENCHMARK = "painting-vision"
@@ -100,6 +101,30 @@ def test_the_keys_are_the_documents_of_their_shard(work: Path):
     assert k.scoring(BENCHMARK, "test", None, 1) == content_key({"frames": [[i, label] for i in members]})
     manifest = json.loads((work / "data_manifest.json").read_text())
     assert k.dataset(BENCHMARK).dataset_id == manifest["dataset_id"]
+
+
+def test_a_job_finds_its_key_and_slot_from_its_wildcards(work: Path):
+    k = keys()
+    shard = {"benchmark": BENCHMARK, "split": "test", "shard": "1"}
+    model = {**shard, "model": "best"}
+    assert k.of("dataset", {"benchmark": BENCHMARK}) == k.dataset(BENCHMARK).key
+    assert k.of("model", {"benchmark": BENCHMARK, "model": "best"}) == k.model("best")
+    assert k.of("infer", model) == k.inference(BENCHMARK, "test", "best", 1)
+    assert k.of("score", model) == k.scoring(BENCHMARK, "test", "best", 1)
+    assert k.of("score", shard) == k.of("score", {**shard, "model": "floor"}) == k.scoring(BENCHMARK, "test", None, 1)
+    assert slot("dataset", {"benchmark": BENCHMARK}) == "painting-vision/dataset"
+    assert slot("model", {"benchmark": BENCHMARK, "model": "best"}) == "painting-vision/models/best"
+    assert slot("infer", model) == "painting-vision/test/best/infer-shard-1"
+    assert slot("score", shard) == "painting-vision/test/floor/score-shard-1"
+
+
+def test_a_shard_marker_waits_for_the_records_its_key_is_decided_after():
+    paths = ResultPaths("out")
+    assert slot_records("painting-vision/test/best/infer-shard-1", paths) == [
+        "out/painting-vision/frames.json", "out/painting-vision/models/best/identity.json"]
+    assert slot_records("painting-vision/test/floor/score-shard-0", paths) == ["out/painting-vision/frames.json"]
+    assert slot_records("painting-vision/dataset", paths) == []
+    assert slot_records("painting-vision/models/best", paths) == []
 
 
 def test_the_same_bytes_anywhere_have_the_same_keys(work: Path):

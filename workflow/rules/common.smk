@@ -17,8 +17,8 @@ from segbench.workflow import arguments, figure_report
 from segbench.workflow.arguments import cli
 from segbench.workflow.codedeps import CodeGraph
 from segbench.workflow.digests import DigestCache
-from segbench.workflow.keys import ContentKeys, marker, settle
-from segbench.workflow.paths import ResultPaths, one_of, pin_name
+from segbench.workflow.keys import ContentKeys, marker, settle, slot, slot_records
+from segbench.workflow.paths import FLOOR, ResultPaths, one_of, pin_name
 from segbench.workflow.plan import dvc_file
 from segbench.workflow.staging import staging_mode
 from segbench.workflow.startup import (
@@ -27,7 +27,7 @@ from segbench.workflow.startup import (
     gpu_resources,
     recover_lock,
 )
-from segbench.workflow.targets import FLOOR, Targets
+from segbench.workflow.targets import Targets
 
 if workflow.is_main_process:  # not in a cluster's jobs, which parse this file too
     recover_lock()
@@ -105,55 +105,24 @@ identity_record = record("identity", "benchmark", "model")
 
 
 def key_of(step, w):
-    """The content key of a job of `step` (keys.ContentKeys; the floor's: model None), once what
-    it identifies is there."""
-    model = None if w.get("model", FLOOR) == FLOOR else w.model
-    if model is not None:
-        restored(str(PLAN.model(model).path))
-    if step == "model":
-        return KEYS.model(model)
-    restored(bench(w).data)
-    if step == "dataset":
-        return KEYS.dataset(w.benchmark).key
-    if step == "infer":
-        return KEYS.inference(w.benchmark, w.split, model, int(w.shard))
-    return KEYS.scoring(w.benchmark, w.split, model, int(w.shard))
-
-
-def key_slot(step, w):
-    """Which job a marker is for, as a path of its wildcards' values."""
-    if step == "dataset":
-        return f"{w.benchmark}/dataset"
-    if step == "model":
-        return f"{w.benchmark}/models/{w.model}"
-    return f"{w.benchmark}/{w.split}/{w.get('model', FLOOR)}/{step}-shard-{w.shard}"
+    """The content key of a job of `step` (keys.ContentKeys.of), once the bytes it identifies
+    are there."""
+    if w.get("model", FLOOR) != FLOOR:
+        restored(str(PLAN.model(w.model).path))
+    if step != "model":
+        restored(bench(w).data)
+    return KEYS.of(step, w)
 
 
 def content(step):
     """Input function: the marker of the job's content key, `ancient` (keys.py says why); none
     where staged (no keys)."""
     return per_job(
-        lambda w: (
-            ancient(marker(key_slot(step, w), key_of(step, w))) if MODE.keyed else []
-        )
+        lambda w: ancient(marker(slot(step, w), key_of(step, w))) if MODE.keyed else []
     )
 
 
-@per_job
-def key_records(w):
-    """The inputs of a shard job's marker: the identity records its key is decided after. Snakemake
-    does not run a job for a missing output alone, only for a job that needs it; a re-run
-    identity job reaches these markers (plain inputs), and a marker of a new key the job reading
-    it. The dataset's and a model's own markers have none (the identity jobs read them).
-    """
-    parts = w.slot.split("/")
-    if len(parts) != 4:
-        return []
-    benchmark, _, model, _ = parts
-    identity = (
-        [] if model == FLOOR else [path("identity", benchmark=benchmark, model=model)]
-    )
-    return [path("frames", benchmark=benchmark)] + identity
+key_records = per_job(lambda w: slot_records(w.slot, PATHS))
 
 
 def settle_marker(output, log):
@@ -174,8 +143,7 @@ def definition_files(w):
 
 def dataset_listed(w, scope):
     """The dataset files a job reads (staging.dataset_files), listed only when staged."""
-    split, shard = getattr(w, "split", None), getattr(w, "shard", None)
-    return MODE.listed_dataset(bench(w), scope, split, shard)
+    return MODE.listed_dataset(bench(w), scope, w.get("split"), w.get("shard"))
 
 
 def dataset_inputs(scope):

@@ -29,6 +29,7 @@ from typing import Any
 
 from ..steps.dataset_identity import identify_dataset
 from .digests import DigestCache
+from .paths import FLOOR, ResultPaths
 from .plan import BenchmarkPlan, Plan
 
 KEYS_FOLDER = ".snakemake/segbench/keys"  # relative: moves with the checkout
@@ -139,6 +140,19 @@ class ContentKeys:
         return content_key({"model": self.model(model), **self.inference_settings,
                             "frames": [[f.frame_id, f.image_sha256, f.label_size] for f in frames]})
 
+    def of(self, step: str, wildcards: Mapping[str, str]) -> str:
+        """The key of a job of `step` ("dataset", "model", or a shard job's: "infer", "score")
+        with these wildcards (the floor's: no model wildcard)."""
+        benchmark, model = wildcards["benchmark"], wildcards.get("model", FLOOR)
+        if step == "dataset":
+            return self.dataset(benchmark).key
+        if step == "model":
+            return self.model(model)
+        split, shard = wildcards["split"], int(wildcards["shard"])
+        if step == "infer":
+            return self.inference(benchmark, split, model, shard)
+        return self.scoring(benchmark, split, None if model == FLOOR else model, shard)
+
     def scoring(self, benchmark: str, split: str, model: str | None, shard: int) -> str:
         """What a shard's counts depend on besides the predictions: each frame's label bytes and,
         but for the floor (model None), the model (for a folder of masks made elsewhere, its masks)."""
@@ -147,6 +161,31 @@ class ContentKeys:
         if model is not None:
             document["model"] = self.model(model)
         return content_key(document)
+
+
+def slot(step: str, wildcards: Mapping[str, str]) -> str:
+    """Which job a marker is for, as a path of its wildcards' values: the identity jobs' ("dataset",
+    "model"), or a shard job's of `step` (the floor's: no model wildcard)."""
+    benchmark = wildcards["benchmark"]
+    if step == "dataset":
+        return f"{benchmark}/dataset"
+    if step == "model":
+        return f"{benchmark}/models/{wildcards['model']}"
+    return f"{benchmark}/{wildcards['split']}/{wildcards.get('model', FLOOR)}/{step}-shard-{wildcards['shard']}"
+
+
+def slot_records(job_slot: str, paths: ResultPaths) -> list[str]:
+    """The inputs of a shard job's marker: the records its key is decided after (the frame index;
+    the model's identity but for the floor). Snakemake does not run a job for a missing output
+    alone, only for a job that needs it: a re-run identity job reaches these markers (plain
+    inputs), and a marker of a new key the job reading it. The dataset's and a model's own markers
+    have none (the identity jobs read them)."""
+    parts = job_slot.split("/")
+    if len(parts) != 4:
+        return []
+    benchmark, _, model, _ = parts
+    identity = [] if model == FLOOR else [paths.path("identity", benchmark=benchmark, model=model)]
+    return [paths.path("frames", benchmark=benchmark), *identity]
 
 
 def marker(slot: str, key: str) -> str:

@@ -32,6 +32,7 @@ TEMPLATES = {
     "tables": "{R}/tables",
 }
 WILDCARDS = ("benchmark", "split", "model", "shard", "pin")
+FLOOR = "floor"  # the model wildcard of the ground-truth-only floor
 
 
 class ResultPaths:

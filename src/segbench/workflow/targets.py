@@ -8,10 +8,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..core.figures import figure_files, figures_of
-from .paths import ResultPaths
+from .paths import FLOOR, ResultPaths
 from .plan import Plan
-
-FLOOR = "floor"  # the model wildcard of the ground-truth-only floor
 OVERLAY_KINDS = ("worst", "best")
 LEADERBOARD_FORMATS = ("csv", "md", "json")
 
