@@ -208,12 +208,16 @@ def test_digests_are_kept_between_starts_by_file_identity(work: Path, monkeypatc
         DigestCache(None).sha256(str(work / "missing.pt"))
 
 
-def test_settle_keeps_one_marker_per_slot(tmp_path: Path):
+def test_settle_keeps_one_marker_per_slot_and_forgets_the_others(tmp_path: Path):
     old, new = tmp_path / marker("pv/test/best/infer-shard-0", "a" * 32), tmp_path / marker("pv/test/best/infer-shard-0", "b" * 32)
     other_slot = tmp_path / marker("pv/test/best/infer-shard-1", "a" * 32)
     for path in (old, other_slot):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.touch()
-    assert settle(str(new)) == [str(old)]
+    forgotten: list[str] = []
+    log = tmp_path / "logs" / "content_key.log"
+    assert settle(str(new), str(log), forgotten.append) == [str(old)]
     assert new.is_file() and not old.exists() and other_slot.is_file()
-    assert settle(str(new)) == []
+    assert forgotten == [str(old)] and log.read_text() == f"replaced {old}\n"
+    assert settle(str(new), str(log), forgotten.append) == []
+    assert forgotten == [str(old)] and log.read_text() == ""

@@ -125,14 +125,9 @@ def content(step):
 key_records = per_job(lambda w: slot_records(w.slot, PATHS))
 
 
-def settle_marker(output, log):
-    """The content_key job: its marker made, the slot's marker of another key removed with its
-    record in Snakemake's metadata (keys.settle), the log naming what went."""
-    replaced = settle(output)
-    for other in replaced:
-        workflow.persistence.cleanup_metadata(IOFile(other))
-    Path(log).parent.mkdir(parents=True, exist_ok=True)
-    Path(log).write_text("".join(f"replaced {other}\n" for other in replaced))
+def forget_metadata(marker_path):
+    """Snakemake's record of a marker removed by keys.settle."""
+    workflow.persistence.cleanup_metadata(IOFile(marker_path))
 
 
 @per_job

@@ -23,7 +23,7 @@ checkpoint pull_pinned:
 
 
 # A job's content key, as a file named by it: the job reads it as an input (keys.py, `marker`).
-# It runs in Snakemake's own process (settle_marker; the default profile's force-use-threads, as a
+# It runs in Snakemake's own process (keys.settle; the default profile's force-use-threads, as a
 # cluster executor runs local rules): its metadata are there, and a job is one file.
 rule content_key:
     input:
@@ -36,7 +36,7 @@ rule content_key:
         key=r"[0-9a-f]{32}",
     localrule: True
     run:
-        settle_marker(output[0], log[0])
+        settle(output[0], log[0], forget_metadata)
 
 
 rule dataset_identity:

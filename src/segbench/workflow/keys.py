@@ -21,7 +21,7 @@ import glob
 import hashlib
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -193,16 +193,18 @@ def marker(slot: str, key: str) -> str:
     return f"{KEYS_FOLDER}/{slot}.{key}"
 
 
-def settle(marker_path: str) -> list[str]:
-    """Make a job slot's marker, removing the slot's markers of other keys; returns those removed
-    (their records in Snakemake's metadata are to be removed too, so that a key seen before
-    counts as new when it comes back)."""
+def settle(marker_path: str, log: str, forget: Callable[[str], None]) -> list[str]:
+    """The content_key job: make a job slot's marker, removing the slot's markers of other keys,
+    each `forget`-ten too (its record in Snakemake's metadata: a key seen before then counts as new
+    when it comes back); the log names what went. Returns the markers removed."""
     path = Path(marker_path)
     slot = path.name.rsplit(".", 1)[0]
     others = [str(p) for p in path.parent.glob(f"{glob.escape(slot)}.*") if p != path]
     for other in others:
         Path(other).unlink(missing_ok=True)
+        forget(other)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.touch()
+    Path(log).parent.mkdir(parents=True, exist_ok=True)
+    Path(log).write_text("".join(f"replaced {other}\n" for other in others))
     return others
-
