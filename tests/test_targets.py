@@ -74,12 +74,3 @@ def test_what_the_results_table_and_the_default_target_gather(targets: Targets):
     assert outputs[:-3] == ([f"res/{PV}/test/{m}/plots" for m in models]
                             + [f"res/{PV}/test/{m}/overlays/{k}-{i}.png" for m in models for k in ("worst", "best")
                                for i in (1, 2)])
-
-
-def test_what_a_job_waits_to_have_restored(targets: Targets):
-    data = targets.plan.benchmarks[PV].data
-    assert targets.pinnable(PV, None, ("data",)) == [data]
-    assert targets.pinnable(PV, "other", ("data", "model")) == [data, "artifacts/other.pt"]
-    assert targets.pinnable(PV, "other", ("data", "masks")) == [data]  # its masks are inference shards
-    assert targets.pinnable(PV, "masks", ("data", "masks")) == [data, "elsewhere/masks"]
-    assert targets.pinnable(PV, "masks", ("model",)) == ["elsewhere/masks"]

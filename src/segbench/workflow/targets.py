@@ -57,14 +57,6 @@ class Targets:
             shards = self.plan.benchmarks[benchmark].shards(split)
         return [self.paths.path("predictions", benchmark=benchmark, split=split, model=model, shard=s) for s in shards]
 
-    def pinnable(self, benchmark: str, model: str | None, of_what: tuple[str, ...]) -> list[str]:
-        """The inputs of a job that may be DVC-pinned (to wait for their restore): the dataset
-        ("data"), the model ("model"), or the model where its own files are its masks ("masks")."""
-        paths = [self.plan.benchmarks[benchmark].data] if "data" in of_what else []
-        if model is not None and ("model" in of_what or ("masks" in of_what and self.made_elsewhere(model))):
-            paths.append(str(self.plan.model(model).path))
-        return paths
-
     def overlay_files(self, folder: str) -> list[str]:
         return [f"{folder}/{kind}-{rank}.png" for kind in OVERLAY_KINDS for rank in range(1, self.overlay_frames + 1)]
 
