@@ -21,6 +21,7 @@ import glob
 import hashlib
 import json
 import os
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
@@ -163,15 +164,17 @@ class ContentKeys:
         return content_key(document)
 
 
+# A marker's slot: which job it is for, as a path of that job's wildcard values; one layout for
+# the identity jobs' each, one for every shard job (the floor's model: FLOOR).
+SLOT_LAYOUTS = {"dataset": "{benchmark}/dataset", "model": "{benchmark}/models/{model}"}
+SHARD_SLOT = "{benchmark}/{split}/{model}/{step}-shard-{shard}"
+_SHARD_SLOT = re.compile(re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+?)", SHARD_SLOT))  # read back by slot_records
+
+
 def slot(step: str, wildcards: Mapping[str, str]) -> str:
-    """Which job a marker is for, as a path of its wildcards' values: the identity jobs' ("dataset",
-    "model"), or a shard job's of `step` (the floor's: no model wildcard)."""
-    benchmark = wildcards["benchmark"]
-    if step == "dataset":
-        return f"{benchmark}/dataset"
-    if step == "model":
-        return f"{benchmark}/models/{wildcards['model']}"
-    return f"{benchmark}/{wildcards['split']}/{wildcards.get('model', FLOOR)}/{step}-shard-{wildcards['shard']}"
+    """The slot of a job of `step` ("dataset", "model", or a shard job's) with these wildcards."""
+    values = {"model": FLOOR, **dict(wildcards.items()), "step": step}
+    return SLOT_LAYOUTS.get(step, SHARD_SLOT).format_map(values)
 
 
 def slot_records(job_slot: str, paths: ResultPaths) -> list[str]:
@@ -180,10 +183,10 @@ def slot_records(job_slot: str, paths: ResultPaths) -> list[str]:
     alone, only for a job that needs it: a re-run identity job reaches these markers (plain
     inputs), and a marker of a new key the job reading it. The dataset's and a model's own markers
     have none (the identity jobs read them)."""
-    parts = job_slot.split("/")
-    if len(parts) != 4:
+    shard = _SHARD_SLOT.fullmatch(job_slot)
+    if shard is None:
         return []
-    benchmark, _, model, _ = parts
+    benchmark, model = shard["benchmark"], shard["model"]
     identity = [] if model == FLOOR else [paths.path("identity", benchmark=benchmark, model=model)]
     return [paths.path("frames", benchmark=benchmark), *identity]
 
