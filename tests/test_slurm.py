@@ -148,7 +148,7 @@ def runs(tmp_path_factory, request) -> dict:
     try:
         request.getfixturevalue("narrow_run")
     except BaseException:
-        with contextlib.suppress(AssertionError):  # stopped (snakemake cancels its SLURM jobs); the failure is this
+        with contextlib.suppress(AssertionError):  # stopped (snakemake cancels its jobs); the local run's error is raised
             finish(first, timeout=0)
         raise
     first_out = finish(first)
