@@ -279,7 +279,9 @@ def main() -> int:
     parser.add_argument("--intake", type=int, default=60, help="uploads sent through the intake")
     parser.add_argument("--reads", type=int, default=2000, help="leaderboard reads")
     parser.add_argument("--entries", type=int, default=1000, help="the board's entries (teams with a scored upload)")
-    parser.add_argument("--processes", type=int, default=1, help="the board's server: `segbench server run --processes`")
+    parser.add_argument("--processes", type=int, default=len(os.sched_getaffinity(0)),
+                        help="the board's server: `segbench server run --processes` (default: one per core, "
+                             "as docs/server.md deploys it)")
     parser.add_argument("--copies", type=int, default=0,
                         help="worker timing again on a split of COPIES copies of the embedded one (0: not run)")
     args = parser.parse_args()

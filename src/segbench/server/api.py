@@ -65,10 +65,10 @@ def phases(request: Request) -> dict:
                             "revealed": p.revealed_at is not None} for p in found]}
 
 
-def board_phase(request: Request, benchmark: str, phase: str, part: str) -> Row:
+async def board_phase(request: Request, benchmark: str, phase: str, part: str) -> Row:
     """The phase's board state (web.BOARD_STATE), when its `part` board may be served: the public
     one always, the private one once the host revealed the phase (before: 403)."""
-    found = board_state(request, benchmark, phase)
+    found = await board_state(request, benchmark, phase)
     if part == PRIVATE and found.revealed_at is None:
         raise ApiError(403, f"the private board of phase {phase!r} is not revealed yet")
     if part == PRIVATE and not found.has_private:
@@ -76,16 +76,26 @@ def board_phase(request: Request, benchmark: str, phase: str, part: str) -> Row:
     return found
 
 
-def phase_board(request: Request, benchmark: str, phase: str, part: str, rendering: str,
-                render: Callable[[list[dict[str, Any]]], bytes], dataset_id: str | None = None) -> Encoded:
+async def phase_board(request: Request, benchmark: str, phase: str, part: str, rendering: str,
+                      render: Callable[[list[dict[str, Any]]], bytes], dataset_id: str | None = None) -> Encoded:
     """render(the board's groups; with `dataset_id`, that dataset's group alone: a superseded
-    one's own URL) encoded, built once per version of what the board shows (board_cache): the
-    phase and its submissions are read after the version, with their teams in the same query,
-    and the board is built with no database connection held. A dataset the phase never had, or
-    one with no scored submission: 404 (the first before the cache, which keeps only the phase's
-    datasets)."""
-    found = board_phase(request, benchmark, phase, part)
-    deployment = deployment_of(request)
+    one's own URL) encoded, built once per version of what the board shows (board_cache). A kept
+    board is answered on the event loop; a build, or a dataset's check, runs in the thread pool."""
+    found = await board_phase(request, benchmark, phase, part)
+    key = (part, rendering, dataset_id)
+    kept = request.app.state.boards.kept(found, key) if dataset_id is None else None
+    if kept is not None:
+        return kept
+    return await run_in_threadpool(built_board, request, found, benchmark, phase, part, key, render)
+
+
+def built_board(request: Request, found: Row, benchmark: str, phase: str, part: str, key: tuple,
+                render: Callable[[list[dict[str, Any]]], bytes]) -> Encoded:
+    """The board `key` (part, rendering, dataset_id) as of `found`, built when not kept: the phase
+    and its submissions are read after the version, with their teams in the same query, and the
+    board is built with no database connection held. A dataset the phase never had, or one with
+    no scored submission: 404 (the first before the cache, which keeps only the phase's datasets)."""
+    deployment, dataset_id = deployment_of(request), key[2]
     if dataset_id is not None and dataset_id != found.dataset_id:
         with deployment.sessions() as session:
             known = session.scalar(select(SupersededDataset.id).where(SupersededDataset.phase_id == found.id,
@@ -104,23 +114,23 @@ def phase_board(request: Request, benchmark: str, phase: str, part: str, renderi
                 raise ApiError(404, f"phase {phase!r} has no scored submission on dataset {dataset_id!r}")
         return encoded(render(groups))
 
-    return request.app.state.boards.get(found, (part, rendering, dataset_id), build)
+    return request.app.state.boards.get(found, key, build)
 
 
-def board_response(request: Request, benchmark: str, phase: str, part: str, dataset_id: str | None) -> Response:
-    board = phase_board(request, benchmark, phase, part, "json", lambda groups: JSONResponse(
+async def board_response(request: Request, benchmark: str, phase: str, part: str, dataset_id: str | None) -> Response:
+    board = await phase_board(request, benchmark, phase, part, "json", lambda groups: JSONResponse(
         {"benchmark": benchmark, "phase": phase, **board_json(groups)}).body, dataset_id)
     return encoded_response(request, board, "application/json")
 
 
 @router.get("/benchmarks/{benchmark}/phases/{phase}/leaderboard")
-def leaderboard(benchmark: str, phase: str, request: Request, dataset_id: str | None = None) -> Response:
-    return board_response(request, benchmark, phase, PUBLIC, dataset_id)
+async def leaderboard(benchmark: str, phase: str, request: Request, dataset_id: str | None = None) -> Response:
+    return await board_response(request, benchmark, phase, PUBLIC, dataset_id)
 
 
 @router.get("/benchmarks/{benchmark}/phases/{phase}/private-leaderboard")
-def private_leaderboard(benchmark: str, phase: str, request: Request, dataset_id: str | None = None) -> Response:
-    return board_response(request, benchmark, phase, PRIVATE, dataset_id)
+async def private_leaderboard(benchmark: str, phase: str, request: Request, dataset_id: str | None = None) -> Response:
+    return await board_response(request, benchmark, phase, PRIVATE, dataset_id)
 
 
 @router.get("/host/submissions")

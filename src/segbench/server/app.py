@@ -18,6 +18,7 @@ from ..errors import SegbenchError
 from . import api, browser
 from .board_cache import BoardCache
 from .deployment import Deployment
+from .shared_reads import SharedReads
 from .web import ApiError, Limits, error_status
 
 
@@ -32,6 +33,7 @@ def create_app(deployment: Deployment, processes: int = 1) -> FastAPI:
     app.state.deployment = deployment
     app.state.limits = Limits(deployment, processes)
     app.state.boards = BoardCache()
+    app.state.board_states = SharedReads()
 
     @app.exception_handler(ApiError)
     async def _api_error(request: Request, exc: ApiError):

@@ -70,6 +70,11 @@ class BoardCache:
         found = self.built.get(slot)
         return (found is not None and found[0] >= version), (found[1] if found is not None else None)
 
+    def kept(self, phase: Versioned, key: Hashable) -> Any:
+        """The board kept as of `phase` (a row read by this request), or None when it must be built."""
+        ready, board = self.fresh((phase.id, key), phase.board_version)
+        return board if ready else None
+
     def get(self, phase: Versioned, key: Hashable, build: Callable[[], Built]) -> Built:
         """The board as of `phase` (a row read by this request): the kept one unless the row's
         version is later, else `build()`, which must read the board's rows after the phase row."""

@@ -166,17 +166,17 @@ def submission(submission_id: str, request: Request):
     return HTMLResponse(submission_page(view, current.team.name, current.csrf))
 
 
-def board_html(request: Request, benchmark: str, phase: str, part: str, dataset_id: str | None) -> Response:
-    board = phase_board(request, benchmark, phase, part, "html",
-                        lambda groups: board_page(benchmark, phase, groups, part).encode(), dataset_id)
+async def board_html(request: Request, benchmark: str, phase: str, part: str, dataset_id: str | None) -> Response:
+    board = await phase_board(request, benchmark, phase, part, "html",
+                              lambda groups: board_page(benchmark, phase, groups, part).encode(), dataset_id)
     return encoded_response(request, board, "text/html")
 
 
 @router.get("/boards/{benchmark}/{phase}", response_class=HTMLResponse)
-def board(benchmark: str, phase: str, request: Request, dataset_id: str | None = None):
-    return board_html(request, benchmark, phase, PUBLIC, dataset_id)
+async def board(benchmark: str, phase: str, request: Request, dataset_id: str | None = None):
+    return await board_html(request, benchmark, phase, PUBLIC, dataset_id)
 
 
 @router.get("/boards/{benchmark}/{phase}/private", response_class=HTMLResponse)
-def private_board(benchmark: str, phase: str, request: Request, dataset_id: str | None = None):
-    return board_html(request, benchmark, phase, PRIVATE, dataset_id)
+async def private_board(benchmark: str, phase: str, request: Request, dataset_id: str | None = None):
+    return await board_html(request, benchmark, phase, PRIVATE, dataset_id)

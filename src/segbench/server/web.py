@@ -115,10 +115,17 @@ BOARD_STATE = (Phase.id, Phase.board_version, Phase.dataset_id, Phase.revealed_a
                Phase.floor_private_results.is_not(None).label("has_private"))
 
 
-def board_state(request: Request, benchmark: str, name: str) -> Row:
-    """The phase's BOARD_STATE columns (id, board_version, dataset_id, revealed_at, has_private)."""
-    with deployment_of(request).sessions() as session:
-        found = session.execute(select(*BOARD_STATE).where(Phase.benchmark == benchmark, Phase.name == name)).first()
+async def board_state(request: Request, benchmark: str, name: str) -> Row:
+    """The phase's BOARD_STATE columns (id, board_version, dataset_id, revealed_at, has_private),
+    read after the request arrived, in one read shared with the requests for it that wait too
+    (shared_reads): the boards' hot path."""
+    deployment = deployment_of(request)
+
+    def query() -> Row | None:
+        with deployment.sessions() as session:
+            return session.execute(select(*BOARD_STATE).where(Phase.benchmark == benchmark, Phase.name == name)).first()
+
+    found = await request.app.state.board_states.read((benchmark, name), query)
     if found is None:
         raise not_found(f"no phase {name!r} of benchmark {benchmark!r}")
     return found
