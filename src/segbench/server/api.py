@@ -83,19 +83,19 @@ async def phase_board(request: Request, benchmark: str, phase: str, part: str, r
     board is answered on the event loop; a build, or a dataset's check, runs in the thread pool."""
     found = await board_phase(request, benchmark, phase, part)
     key = (part, rendering, dataset_id)
-    kept = request.app.state.boards.kept(found, key) if dataset_id is None else None
+    kept = request.app.state.boards.kept(found, key)  # a dataset's board is kept only once its check passed
     if kept is not None:
         return kept
-    return await run_in_threadpool(built_board, request, found, benchmark, phase, part, key, render)
+    return await run_in_threadpool(built_board, request, found, benchmark, phase, key, render)
 
 
-def built_board(request: Request, found: Row, benchmark: str, phase: str, part: str, key: tuple,
+def built_board(request: Request, found: Row, benchmark: str, phase: str, key: tuple[str, str, str | None],
                 render: Callable[[list[dict[str, Any]]], bytes]) -> Encoded:
     """The board `key` (part, rendering, dataset_id) as of `found`, built when not kept: the phase
     and its submissions are read after the version, with their teams in the same query, and the
     board is built with no database connection held. A dataset the phase never had, or one with
     no scored submission: 404 (the first before the cache, which keeps only the phase's datasets)."""
-    deployment, dataset_id = deployment_of(request), key[2]
+    deployment, (part, _, dataset_id) = deployment_of(request), key
     if dataset_id is not None and dataset_id != found.dataset_id:
         with deployment.sessions() as session:
             known = session.scalar(select(SupersededDataset.id).where(SupersededDataset.phase_id == found.id,

@@ -66,27 +66,23 @@ class BoardCache:
         self.builders: dict[Hashable, threading.Lock] = {}
         self.built: dict[Hashable, tuple[int, Any]] = {}
 
-    def fresh(self, slot: Hashable, version: int) -> tuple[bool, Any]:
-        found = self.built.get(slot)
-        return (found is not None and found[0] >= version), (found[1] if found is not None else None)
-
     def kept(self, phase: Versioned, key: Hashable) -> Any:
         """The board kept as of `phase` (a row read by this request), or None when it must be built."""
-        ready, board = self.fresh((phase.id, key), phase.board_version)
-        return board if ready else None
+        found = self.built.get((phase.id, key))
+        return found[1] if found is not None and found[0] >= phase.board_version else None
 
     def get(self, phase: Versioned, key: Hashable, build: Callable[[], Built]) -> Built:
         """The board as of `phase` (a row read by this request): the kept one unless the row's
         version is later, else `build()`, which must read the board's rows after the phase row."""
-        slot, version = (phase.id, key), phase.board_version
-        ready, board = self.fresh(slot, version)
-        if ready:
+        board = self.kept(phase, key)
+        if board is not None:
             return board
+        slot = (phase.id, key)
         with self.lock:
             builder = self.builders.setdefault(slot, threading.Lock())
         with builder:  # one build per stale board; its other readers take that one
-            ready, board = self.fresh(slot, version)
-            if not ready:
+            board = self.kept(phase, key)
+            if board is None:
                 board = build()
-                self.built[slot] = (version, board)
+                self.built[slot] = (phase.board_version, board)
             return board
