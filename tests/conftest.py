@@ -15,6 +15,12 @@ from ep_fixtures import CLEAN, make_ep
 from idd_fixtures import make_idd
 from pv_fixtures import clean_frames, make_dataset
 
+# The suite runs two pytest processes on two cores, each starting torch processes (the workflow's
+# inference jobs, the models' tests) beside the other's: OpenMP threads that spin while they wait
+# for work burn the CPU the other process needs. Passive waiting changes no result. Set here, so
+# every process the tests start inherits it (read when torch loads its OpenMP runtime).
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 
 @pytest.fixture
 def pv_data(tmp_path: Path) -> Path:

@@ -6,6 +6,7 @@ embedded Painting Vision test split, and an HTTP caller."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -23,6 +24,7 @@ import pytest
 import sqlalchemy
 from PIL import Image
 
+from segbench.commands import cli
 from segbench.server.launch import start_server
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -93,6 +95,22 @@ def segbench(*args: str, check: bool = True) -> subprocess.CompletedProcess:
     return done
 
 
+def as_process(*args: str) -> str:
+    """The standard output of `segbench ARGS` in a process of its own (failing the test if it fails)."""
+    return segbench(*args).stdout
+
+
+def in_process(*args: str) -> str:
+    """The standard output of `segbench ARGS` run in this process (failing the test if it fails):
+    the same command-line entry, without an interpreter start and its imports (about 0.8 s each)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = cli.main(list(args))
+    if status != 0:
+        raise AssertionError(f"segbench {' '.join(args)} failed:\n{out.getvalue()}\n{err.getvalue()}")
+    return out.getvalue()
+
+
 def start(*args: str, log: Path) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "segbench", *args], env=environment(), stdout=log.open("w"),
                             stderr=subprocess.STDOUT, start_new_session=True)
@@ -149,26 +167,28 @@ def call(url: str, token: str | None = None, body: bytes | None = None, method: 
 class Deployment:
     """`segbench server init` in `folder` (SQLite or a fresh PostgreSQL database, local store), the
     embedded Painting Vision test split as phase `test` (or the split of `data` as `manifest` lists
-    it; with the `baseline` upload, if given), two teams; then a server, and workers on demand."""
+    it; with the `baseline` upload, if given), two teams; then a server, and workers on demand.
+    The set-up commands run through `command`: in this process, or, where the set-up itself is
+    under test (test_server), `as_process`."""
 
     def __init__(self, folder: Path, server_options: tuple[str, ...] = (), baseline: Path | None = None,
                  backend: str = "sqlite", phases_file: str = PHASES, phase_names: tuple[str, ...] = (PHASE,),
-                 data: Path = DATA, manifest: Path = MANIFEST):
+                 data: Path = DATA, manifest: Path = MANIFEST, command=in_process):
         self.folder, self.backend = folder, backend
         self.db = database_url(backend, folder)
         self.engine = sqlalchemy.create_engine(self.db, poolclass=sqlalchemy.pool.NullPool)
         self.store = folder / "store"
-        init = segbench("server", "init", "--db", self.db, "--store", str(self.store)).stdout
+        init = command("server", "init", "--db", self.db, "--store", str(self.store))
         self.host_token = next(line.split(": ", 1)[1] for line in init.splitlines() if line.startswith("host token: "))
         phases = folder / f"{BENCHMARK}.yaml"
         phases.write_text(phases_file)
         for name in phase_names:
-            segbench("server", "add-phase", "--db", self.db, "--benchmark", BENCHMARK, "--name", name, "--data",
-                     str(data), "--dataset-manifest", str(manifest), "--phases", str(phases),
-                     *(("--baseline", str(baseline)) if baseline is not None else ()))
+            command("server", "add-phase", "--db", self.db, "--benchmark", BENCHMARK, "--name", name, "--data",
+                    str(data), "--dataset-manifest", str(manifest), "--phases", str(phases),
+                    *(("--baseline", str(baseline)) if baseline is not None else ()))
         self.tokens = {}
         for team in ("alpha", "beta"):
-            line = segbench("server", "add-team", team, "--db", self.db).stdout.strip()
+            line = command("server", "add-team", team, "--db", self.db).strip()
             assert line.startswith(f"token for {team}: ")
             self.tokens[team] = line.split(": ", 1)[1]
         self.processes: list[subprocess.Popen] = []

@@ -12,7 +12,8 @@ import sys
 
 import pytest
 import requests
-from server_fixtures import BACKENDS, BENCHMARK, DATA, MANIFEST, PHASE, SPLIT, Deployment, environment, make_upload, segbench
+from server_fixtures import (BACKENDS, BENCHMARK, DATA, MANIFEST, PHASE, SPLIT, Deployment, as_process, environment,
+                             make_upload, segbench)
 
 from segbench.protocols.definitions import load_benchmark
 from segbench.records.countsio import read_counts
@@ -25,8 +26,9 @@ LIMIT = 200_000  # the server's upload limit here: above the uploads, below the 
 @pytest.fixture(scope="module", params=BACKENDS)
 def served(tmp_path_factory, request):
     baseline = make_upload(tmp_path_factory.mktemp("baseline") / "baseline.zip", blank_rows=0.5)
+    # set up by the commands as processes, as a host runs them (the other modules: in their process)
     deployment = Deployment(tmp_path_factory.mktemp("server"), ("--max-upload-bytes", str(LIMIT)), baseline,
-                            request.param)
+                            request.param, command=as_process)
     deployment.worker()
     yield deployment
     deployment.close()

@@ -4,6 +4,8 @@ process, with its public and private parts."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from sqlalchemy import Engine, select
@@ -56,6 +58,16 @@ def connect(db_url: str, settings: Settings = DEFAULTS) -> Deployment:
         raise SegbenchError(f"{engine.url!r}: no store or host secret recorded: run `segbench server init --db URL "
                             "--store ...`")
     return Deployment(engine, factory, open_store(store_url), settings, bytes.fromhex(secret))
+
+
+@contextmanager
+def connected(db_url: str, settings: Settings = DEFAULTS) -> Iterator[Deployment]:
+    """The deployment for one command's use: its database connections closed when it is done."""
+    deployment = connect(db_url, settings)
+    try:
+        yield deployment
+    finally:
+        deployment.engine.dispose()
 
 
 def verify_phases(deployment: Deployment) -> list[str]:

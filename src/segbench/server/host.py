@@ -16,7 +16,7 @@ from ..errors import SegbenchError
 from ..protocols.phases import load_phases, phases_path
 from . import accounts, board_cache
 from .database import engine_for, migrate, sessions
-from .deployment import SECRET_KEY, STORE_KEY, Deployment, connect, stored_setting, verify_phases
+from .deployment import SECRET_KEY, STORE_KEY, Deployment, connect, connected, stored_setting, verify_phases
 from .hidden import open_hidden
 from .intake import check
 from .launch import SERVING
@@ -33,28 +33,29 @@ def init(db_url: str, store_url: str) -> tuple[str, str | None]:
     divides the phases' units into public and private parts; returns (schema revision, the host
     token when this call made it: shown once, only its hash kept)."""
     engine = engine_for(db_url)
-    revision = migrate(engine)
-    open_store(store_url)  # refused here, not at the first upload, when it cannot be opened
-    with sessions(engine)() as session:
-        session.merge(Setting(key=STORE_KEY, value=store_url))
-        if stored_setting(session, SECRET_KEY) is None:  # never replaced: it would move units between the parts
-            session.add(Setting(key=SECRET_KEY, value=secrets.token_hex(32)))
-        session.commit()
-        has_host = session.scalar(select(HostToken.id).limit(1)) is not None
-        token = None if has_host else accounts.add_host_token(session)
+    try:
+        revision = migrate(engine)
+        open_store(store_url)  # refused here, not at the first upload, when it cannot be opened
+        with sessions(engine)() as session:
+            session.merge(Setting(key=STORE_KEY, value=store_url))
+            if stored_setting(session, SECRET_KEY) is None:  # never replaced: it would move units between the parts
+                session.add(Setting(key=SECRET_KEY, value=secrets.token_hex(32)))
+            session.commit()
+            has_host = session.scalar(select(HostToken.id).limit(1)) is not None
+            token = None if has_host else accounts.add_host_token(session)
+    finally:
+        engine.dispose()
     return revision, token
 
 
 def add_team(db_url: str, name: str) -> str:
-    deployment = connect(db_url)
-    with deployment.sessions() as session:
+    with connected(db_url) as deployment, deployment.sessions() as session:
         return accounts.add_team(session, name)
 
 
 def revoke_team(db_url: str, name: str) -> None:
     """The team's token stops working at once; its browser sessions are closed."""
-    deployment = connect(db_url)
-    with deployment.sessions() as session:
+    with connected(db_url) as deployment, deployment.sessions() as session:
         accounts.revoke_team(session, name)
 
 
@@ -71,35 +72,34 @@ def add_phase(db_url: str, benchmark: str, name: str, data: Path, manifest: Path
     definition = defined[name]
     if definition.benchmark != benchmark:
         raise SegbenchError(f"{path}: the phases of {definition.benchmark}, not of {benchmark}")
-    deployment = connect(db_url)
-    hidden = open_hidden(benchmark, definition.split, data.resolve(), manifest.resolve())
-    parts = part_frames(hidden, deployment.secret, definition.private_fraction)
-    with tempfile.TemporaryDirectory(prefix="segbench-phase-") as folder:
-        floor = score_phase_floor(deployment.store, hidden, Path(folder))
-        scored_baseline = baseline_upload = None
-        if baseline is not None:
-            check(hidden, baseline, str(baseline))
-            scored_baseline = score_upload(deployment.store, hidden, baseline, "baseline", Path(folder))
-            baseline_upload = keep(deployment.store, baseline)  # kept for a later correction's re-score
-    # The manifest is kept too: a correction (`segbench server rescore`) compares the next one with it.
-    phase = Phase.of(definition, data_dir=str(hidden.data), manifest_path=str(hidden.manifest),
-                     dataset_id=hidden.dataset_id, manifest_sha256=keep(deployment.store, hidden.manifest),
-                     baseline_upload_sha256=baseline_upload,
-                     **reference_columns(hidden, parts, floor, scored_baseline))
-    with deployment.sessions() as session:
-        session.add(phase)
-        try:
-            session.commit()
-        except IntegrityError:
-            raise SegbenchError(f"benchmark {benchmark} has a phase named {name!r} already") from None
-    return phase
+    with connected(db_url) as deployment:
+        hidden = open_hidden(benchmark, definition.split, data.resolve(), manifest.resolve())
+        parts = part_frames(hidden, deployment.secret, definition.private_fraction)
+        with tempfile.TemporaryDirectory(prefix="segbench-phase-") as folder:
+            floor = score_phase_floor(deployment.store, hidden, Path(folder))
+            scored_baseline = baseline_upload = None
+            if baseline is not None:
+                check(hidden, baseline, str(baseline))
+                scored_baseline = score_upload(deployment.store, hidden, baseline, "baseline", Path(folder))
+                baseline_upload = keep(deployment.store, baseline)  # kept for a later correction's re-score
+        # The manifest is kept too: a correction (`segbench server rescore`) compares the next one with it.
+        phase = Phase.of(definition, data_dir=str(hidden.data), manifest_path=str(hidden.manifest),
+                         dataset_id=hidden.dataset_id, manifest_sha256=keep(deployment.store, hidden.manifest),
+                         baseline_upload_sha256=baseline_upload,
+                         **reference_columns(hidden, parts, floor, scored_baseline))
+        with deployment.sessions() as session:
+            session.add(phase)
+            try:
+                session.commit()
+            except IntegrityError:
+                raise SegbenchError(f"benchmark {benchmark} has a phase named {name!r} already") from None
+        return phase
 
 
 def reveal(db_url: str, benchmark: str, name: str) -> Phase:
     """Open phase `name`'s private board (every endpoint serves it from now on); a phase is
     revealed once, and its teams' selections are closed from then on."""
-    deployment = connect(db_url)
-    with deployment.sessions() as session:
+    with connected(db_url) as deployment, deployment.sessions() as session:
         phase = session.scalar(select(Phase).where(Phase.benchmark == benchmark, Phase.name == name))
         if phase is None:
             raise SegbenchError(f"no phase {name!r} of benchmark {benchmark!r}")

@@ -27,7 +27,7 @@ from ..protocols.definitions import load_benchmark
 from ..records.provenance import read_manifest
 from ..steps.scoring import rescore_floor, rescore_model
 from . import board_cache
-from .deployment import CODE_VERSION, Deployment, connect
+from .deployment import CODE_VERSION, Deployment, connected
 from .hidden import HiddenSplit, open_hidden
 from .intake import check
 from .models import INCOMPLETE, QUEUED, SCORED, SCORING, Phase, Submission, SupersededDataset
@@ -114,31 +114,31 @@ def rescored_baseline(deployment: Deployment, phase: Phase, hidden: HiddenSplit,
 def rescore(db_url: str, benchmark: str, phase_name: str, manifest: Path, baseline: Path | None = None) -> Rescore:
     """Move phase `phase_name` to the corrected data `manifest` describes (the phase's data folder,
     corrected in place) and queue the re-score of every stored submission of the old data."""
-    deployment = connect(db_url)
-    phase = find_phase(deployment, benchmark, phase_name)
-    definition = load_benchmark(benchmark)
-    new = read_manifest(manifest, id_prefix=definition.id_prefix, group_key=definition.group_key)
-    new_id = new["dataset_id"]
-    if new_id == phase.dataset_id:
-        raise SegbenchError(f"{manifest}: dataset_id {new_id} is the one phase {phase.name} is on already: no label, "
-                            "frame or file changed, nothing to re-score")
-    with deployment.sessions() as session:
-        if session.scalar(select(SupersededDataset.id).where(SupersededDataset.phase_id == phase.id,
-                                                             SupersededDataset.dataset_id == new_id)) is not None:
-            raise SegbenchError(f"{manifest}: dataset_id {new_id} is one phase {phase.name} was on before a "
-                                "correction; a correction makes new data (change the labels again)")
-    with tempfile.TemporaryDirectory(prefix="segbench-rescore-") as name:
-        folder = Path(name)
-        old, old_sha = old_manifest(deployment, phase, folder)
-        changes = label_changes(old["frames"], new["frames"], phase.split)
-        hidden = open_hidden(benchmark, phase.split, Path(phase.data_dir), manifest.resolve())
-        parts = part_frames(hidden, deployment.secret, phase.private_fraction)
-        floor = rescored_floor(deployment, phase, hidden, changes, folder)
-        scored_baseline = rescored_baseline(deployment, phase, hidden, changes, baseline, folder)
-        columns = reference_columns(hidden, parts, floor, None if scored_baseline is None else scored_baseline[0])
-        new_sha = keep(deployment.store, hidden.manifest)
-    return switch(deployment, phase, hidden, changes, old_sha, new_sha,
-                  None if scored_baseline is None else scored_baseline[1], columns)
+    with connected(db_url) as deployment:
+        phase = find_phase(deployment, benchmark, phase_name)
+        definition = load_benchmark(benchmark)
+        new = read_manifest(manifest, id_prefix=definition.id_prefix, group_key=definition.group_key)
+        new_id = new["dataset_id"]
+        if new_id == phase.dataset_id:
+            raise SegbenchError(f"{manifest}: dataset_id {new_id} is the one phase {phase.name} is on already: no "
+                                "label, frame or file changed, nothing to re-score")
+        with deployment.sessions() as session:
+            if session.scalar(select(SupersededDataset.id).where(SupersededDataset.phase_id == phase.id,
+                                                                 SupersededDataset.dataset_id == new_id)) is not None:
+                raise SegbenchError(f"{manifest}: dataset_id {new_id} is one phase {phase.name} was on before a "
+                                    "correction; a correction makes new data (change the labels again)")
+        with tempfile.TemporaryDirectory(prefix="segbench-rescore-") as name:
+            folder = Path(name)
+            old, old_sha = old_manifest(deployment, phase, folder)
+            changes = label_changes(old["frames"], new["frames"], phase.split)
+            hidden = open_hidden(benchmark, phase.split, Path(phase.data_dir), manifest.resolve())
+            parts = part_frames(hidden, deployment.secret, phase.private_fraction)
+            floor = rescored_floor(deployment, phase, hidden, changes, folder)
+            scored_baseline = rescored_baseline(deployment, phase, hidden, changes, baseline, folder)
+            columns = reference_columns(hidden, parts, floor, None if scored_baseline is None else scored_baseline[0])
+            new_sha = keep(deployment.store, hidden.manifest)
+        return switch(deployment, phase, hidden, changes, old_sha, new_sha,
+                      None if scored_baseline is None else scored_baseline[1], columns)
 
 
 def switch(deployment: Deployment, phase: Phase, hidden: HiddenSplit, changes: LabelChanges, old_sha: str,
