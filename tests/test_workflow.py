@@ -238,8 +238,7 @@ def test_unreachable_remote_says_which_and_how_to_fix(tmp_path: Path):
 
 
 def test_failing_audit_stops_before_inference(tmp_path: Path, narrow_run):
-    repo = only_benchmark(tracked_copy(tmp_path))
-    shutil.copytree(narrow_run.repo / "data", repo / "data")
+    repo = narrow_run.copy_to(tmp_path / "repo")
     frames = repo / "data" / "frames.csv"
     reader = csv.DictReader(frames.read_text().splitlines())
     rows = list(reader)
@@ -251,11 +250,14 @@ def test_failing_audit_stops_before_inference(tmp_path: Path, narrow_run):
         writer.writeheader()
         writer.writerows(rows)
     run(repo, "segbench", "manifest", "--data", "data", "--out", "data_manifest.json")
+    planned = planned_jobs(repo)
+    assert planned["infer"] >= 1 and planned["audit"] == 1  # what the split's change would re-make past the audit
     out = run(repo, "snakemake", "--cores", "1", check=False)
     assert out.returncode != 0
     assert "results/painting-vision/audit.json" in out.stderr
     assert test_wall in out.stderr
-    assert not (repo / "results" / "painting-vision" / "test").exists()  # no inference ran
+    ran = executed_jobs(out.stdout + out.stderr)
+    assert "infer" not in ran and "score" not in ran, ran  # stopped at the audit: no inference, no scoring
 
 
 # --- the graph tells the truth (issue 11), on the same copy ---------------------------------------
