@@ -1,11 +1,11 @@
 """Where the workflow writes each result (segbench.workflow.paths): templates filled from a job's
-wildcards, the name of a pinned input, a wildcard's constraint."""
+wildcards, a wildcard's constraint."""
 
 from __future__ import annotations
 
 import re
 
-from segbench.workflow.paths import ResultPaths, one_of, pin_name
+from segbench.workflow.paths import ResultPaths, one_of
 
 PV = "painting-vision"
 
@@ -17,9 +17,7 @@ def test_a_path_is_its_template_filled_and_the_rest_stays_wildcards():
     assert paths.path("leaderboard") == "res/leaderboard"
 
 
-def test_a_pin_is_named_by_its_path_and_a_constraint_matches_exactly_one_name():
-    assert pin_name("artifacts/best.pt") == "artifacts--best.pt"
-    assert pin_name("data") == "data"
+def test_a_constraint_matches_exactly_one_name():
     constraint = one_of(["best.pt", "floor"])
     assert constraint == r"best\.pt|floor"
     assert [bool(re.fullmatch(constraint, n)) for n in ("best.pt", "floor", "bestXpt", "best.pt2")] == [True, True, False, False]

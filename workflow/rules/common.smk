@@ -18,7 +18,7 @@ from segbench.workflow.arguments import cli
 from segbench.workflow.codedeps import CodeGraph
 from segbench.workflow.digests import DigestCache
 from segbench.workflow.keys import ContentKeys, marker, settle, slot, slot_records
-from segbench.workflow.paths import FLOOR, ResultPaths, one_of, pin_name
+from segbench.workflow.paths import FLOOR, ResultPaths, one_of
 from segbench.workflow.plan import dvc_file
 from segbench.workflow.staging import staging_mode
 from segbench.workflow.startup import (
@@ -49,7 +49,7 @@ TARGETS = Targets(
 )
 MODE = staging_mode(workflow.storage_settings.default_storage_provider)
 CODE = CodeGraph(workflow.basedir)
-PINNED = {pin_name(p): p for p in PLAN.pinned_paths()}  # one marker per pinned input
+PINNED = PLAN.pinned_paths()  # restored together by one pull_pinned job
 MODEL_NAMES = sorted({m for b in PLAN.benchmarks.values() for m in b.models})
 KEYS = ContentKeys(PLAN, config["models"], INFERENCE, DigestCache(FILE_DIGESTS))
 if MODE.keyed and workflow.is_main_process:
@@ -84,10 +84,10 @@ def code(command):
 
 def restored(p):
     """The path `p` of an input, once there: while a DVC-pinned input is missing, the job waits
-    for its pull (planned once pull_pinned has run); it is no input of the job, so that where the
-    bytes lie never re-runs one."""
-    if MODE.restores_pins() and pin_name(p) in PINNED and not os.path.exists(p):
-        checkpoints.pull_pinned.get(pin=pin_name(p))
+    for the pull of the missing pins (planned once pull_pinned has run); it is no input of the
+    job, so that where the bytes lie never re-runs one."""
+    if MODE.restores_pins() and p in PINNED and not os.path.exists(p):
+        checkpoints.pull_pinned.get()
     return p
 
 

@@ -5,11 +5,11 @@
 
 checkpoint pull_pinned:
     input:
-        pin=ancient(lambda w: dvc_file(PINNED[w.pin])),
+        pins=ancient([dvc_file(p) for p in PINNED]),
     output:
         path("pinned"),
     log:
-        f"{LOGS}/pull_pinned/{{pin}}.log",
+        f"{LOGS}/pull_pinned.log",
     localrule: True  # on a cluster, the head node: it reaches the DVC remote, a compute node may not
     conda:
         ENV
@@ -17,9 +17,10 @@ checkpoint pull_pinned:
         mem_mb=1000,
     params:
         rerun_when_code_changes=code("pull"),
-        path=lambda w: PINNED[w.pin],
+        paths=PINNED,
     shell:
-        cli("pull", "{params.path:q} --out {output:q}")
+        # every missing pin in one `dvc fetch` and one `dvc checkout` (pinning.restore)
+        cli("pull", "{params.paths:q} --out {output:q}")
 
 
 # A job's content key, as a file named by it: the job reads it as an input (keys.py, `marker`).

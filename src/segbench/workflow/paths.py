@@ -1,16 +1,15 @@
 """Where the workflow writes each result: one path template per result, filled from a job's
-wildcards (benchmark, split, model, shard; pin of a restored input). Every rule and target list names a result by its key here, never by a path of its own."""
+wildcards (benchmark, split, model, shard). Every rule and target list names a result by its key here, never by a path of its own."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from pathlib import Path
 
 TEMPLATES = {
     # outside the results: a pull is made only where an input is missing, and the results tree
     # (pinned by DVC) is the same whether it was
-    "pinned": ".snakemake/segbench/pinned/{pin}.json",
+    "pinned": ".snakemake/segbench/pinned.json",
     "manifest": "{R}/{benchmark}/manifest.json",
     "dataset": "{R}/{benchmark}/dataset.json",
     "frames": "{R}/{benchmark}/frames.json",
@@ -31,7 +30,7 @@ TEMPLATES = {
     "leaderboard": "{R}/leaderboard",  # the stem of leaderboard.{csv,md,json,html}
     "tables": "{R}/tables",
 }
-WILDCARDS = ("benchmark", "split", "model", "shard", "pin")
+WILDCARDS = ("benchmark", "split", "model", "shard")
 FLOOR = "floor"  # the model wildcard of the ground-truth-only floor
 
 
@@ -47,11 +46,6 @@ class ResultPaths:
         """The path of result `name` with the given wildcard values; the others stay wildcards."""
         return TEMPLATES[name].format_map(self._unfilled | values)
 
-
-
-def pin_name(path: str) -> str:
-    """The {pin} of a DVC-pinned input: its path as one path component."""
-    return "--".join(Path(path).parts)
 
 
 def one_of(names: Iterable[str]) -> str:
