@@ -1,5 +1,6 @@
 """A hosted evaluation as real processes, for the server's end-to-end tests: the CLI's commands
-in subprocesses on this checkout's source, a server (uvicorn) on a free localhost port and its
+in subprocesses on this checkout's source (a deployment's set-up commands in the test's own
+process, through the same entry point), a server (uvicorn) on a free localhost port and its
 workers, on SQLite or on a fresh database of the PostgreSQL that $SEGBENCH_TEST_POSTGRES names
 (tools/postgres-cluster up; under CI=true a missing one fails the test), an upload made from the
 embedded Painting Vision test split, and an HTTP caller."""
