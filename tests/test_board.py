@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 import requests
-from server_fixtures import (BENCHMARK, DATA, MANIFEST, PHASE, PHASES, SPLIT, Deployment, environment, make_upload,
-                             segbench, split_frames)
+from server_fixtures import (BENCHMARK, DATA, MANIFEST, PHASE, PHASES, SPLIT, Deployment, environment, in_process,
+                             make_upload, segbench, split_frames)
 from test_server import page_csrf, signed_in_browser
 
 from segbench.core.headline import headline_data
@@ -54,11 +54,11 @@ def served(tmp_path_factory):
     phases = deployment.folder / "both" / f"{BENCHMARK}.yaml"
     phases.parent.mkdir()
     phases.write_text(PHASES + MORE_PHASES)
-    segbench("server", "add-phase", "--db", deployment.db, "--benchmark", BENCHMARK, "--name", BLIND, "--data",
-             str(DATA), "--dataset-manifest", str(MANIFEST), "--phases", str(phases))
+    in_process("server", "add-phase", "--db", deployment.db, "--benchmark", BENCHMARK, "--name", BLIND, "--data",
+               str(DATA), "--dataset-manifest", str(MANIFEST), "--phases", str(phases))
     wide, manifest = wide_split(deployment)
-    segbench("server", "add-phase", "--db", deployment.db, "--benchmark", BENCHMARK, "--name", WIDE, "--data",
-             str(wide), "--dataset-manifest", str(manifest), "--phases", str(phases))
+    in_process("server", "add-phase", "--db", deployment.db, "--benchmark", BENCHMARK, "--name", WIDE, "--data",
+               str(wide), "--dataset-manifest", str(manifest), "--phases", str(phases))
     deployment.worker()
     yield deployment
     deployment.close()
@@ -68,7 +68,7 @@ def wide_split(deployment: Deployment):
     """A Painting Vision dataset of WIDE_WALLS walls of 2 frames from the embedded generator, and its manifest."""
     data, manifest = deployment.folder / "wide", deployment.folder / "wide_manifest.json"
     build_dataset(data, seed=0, walls=WIDE_WALLS, frames_per_wall=2)
-    segbench("manifest", "--benchmark", BENCHMARK, "--data", str(data), "--out", str(manifest))
+    in_process("manifest", "--benchmark", BENCHMARK, "--data", str(data), "--out", str(manifest))
     return data, manifest
 
 

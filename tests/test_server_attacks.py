@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 import requests
-from server_fixtures import BENCHMARK, PHASE, PHASES, Deployment, call, make_upload, segbench, split_frames
+from server_fixtures import BENCHMARK, PHASE, PHASES, Deployment, call, in_process, make_upload, segbench, split_frames
 
 LIMIT = 200_000
 QUOTA = 5
@@ -44,9 +44,9 @@ def served(tmp_path_factory):
     deployment = Deployment(tmp_path_factory.mktemp("server"), ("--max-upload-bytes", str(LIMIT),
                                                                  "--uploads-per-hour", "10000"),
                             phases_file=ATTACK_PHASES, phase_names=(PHASE, "race", "closed"))
-    line = segbench("server", "add-team", "revoked", "--db", deployment.db).stdout.strip()
+    line = in_process("server", "add-team", "revoked", "--db", deployment.db).strip()
     deployment.tokens["revoked"] = line.removeprefix("token for revoked: ")
-    segbench("server", "revoke-team", "revoked", "--db", deployment.db)
+    in_process("server", "revoke-team", "revoked", "--db", deployment.db)
     yield deployment
     deployment.close()
 

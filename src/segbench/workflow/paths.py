@@ -47,7 +47,6 @@ class ResultPaths:
         return TEMPLATES[name].format_map(self._unfilled | values)
 
 
-
 def one_of(names: Iterable[str]) -> str:
     """A wildcard's constraint: exactly one of `names` (a wildcard sees one path component only)."""
     return "|".join(re.escape(n) for n in names)
