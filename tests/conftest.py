@@ -7,7 +7,6 @@ import fcntl
 import os
 import shutil
 from dataclasses import dataclass
-from itertools import zip_longest
 from pathlib import Path
 
 import pytest
@@ -161,6 +160,23 @@ def narrow_run(tmp_path_factory) -> WorkflowRun:
     return workflow_run(tmp_path_factory, "narrow", NARROW_CONFIG)
 
 
+@pytest.fixture(scope="session")
+def slurm_sequence_folder(tmp_path_factory) -> Path:
+    """Where the session's SLURM sequence (tests/slurm_sequence.py) runs and leaves its outcome."""
+    return shared_folder(tmp_path_factory) / "slurm"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def slurm_sequence_started(request, slurm_sequence_folder) -> None:
+    """The SLURM sequence started at the session's first test when test_slurm.py is selected and the
+    cluster can be used, so that its runs wait on the cluster while the other tests run (that
+    module, sent last, reads the outcome)."""
+    from slurm_sequence import cluster_problem, start
+
+    if any(item.get_closest_marker("cluster") for item in request.session.items) and cluster_problem() is None:
+        start(slurm_sequence_folder)
+
+
 SHARED_RUNS = ("embedded_run", "narrow_run")  # the session's workflow runs, in the order they are looked for
 
 
@@ -182,23 +198,27 @@ def pytest_collection_modifyitems(items) -> None:
 
 
 def run_order(modules: list[list]) -> list[list]:
-    """The modules in the order they are sent to the workers: those that run or read a workflow
-    run first, alternating between the ones that first wait for the embedded run and the ones that
-    first wait for the narrow run (the cluster's first of its side), so that the two workers build
-    the two shared runs side by side instead of one waiting for the other's; then the rest."""
+    """The modules in the order they are sent to the workers: those that run or read a workflow run
+    first, since they take longest. The first that waits for the embedded run goes to one worker,
+    which builds that run; the ones that wait for the narrow run follow, so that the other worker
+    builds the narrow run and goes on with them meanwhile; then the embedded run's others and the
+    rest; the cluster's last, since its runs go on in a process of their own meanwhile
+    (slurm_sequence_started) and it reads what they did."""
     def first_run(members) -> str | None:
         return next((run for i in members for run in SHARED_RUNS if run in i.fixturenames), None)
 
     def workflow(members) -> bool:
         return any(i.get_closest_marker("workflow") for i in members)
 
-    def cluster_first(side: list[list]) -> list[list]:
-        return sorted(side, key=lambda members: not any(i.get_closest_marker("cluster") for i in members))
+    def cluster(members) -> bool:
+        return any(i.get_closest_marker("cluster") for i in members)
 
+    last = [m for m in modules if cluster(m)]
+    modules = [m for m in modules if not cluster(m)]
     embedded = [m for m in modules if workflow(m) and first_run(m) == "embedded_run"]
-    narrow = cluster_first([m for m in modules if workflow(m) and first_run(m) == "narrow_run"])
-    alternating = [m for pair in zip_longest(embedded, narrow) for m in pair if m is not None]
-    return alternating + [m for m in modules if workflow(m) and first_run(m) is None] + [m for m in modules if not workflow(m)]
+    narrow = [m for m in modules if workflow(m) and first_run(m) == "narrow_run"]
+    rest = [m for m in modules if workflow(m) and first_run(m) is None] + [m for m in modules if not workflow(m)]
+    return embedded[:1] + narrow + embedded[1:] + rest + last
 
 
 def module_of(nodeid: str) -> str:

@@ -13,57 +13,31 @@ of the DAG exactly once as COMPLETED (nothing that had succeeded is redone) plus
 job, all submitted from that copy. The local side is the shared local run of the same
 configuration (conftest.narrow_run): the results table, metrics.json, every metrics and submission
 record are byte-identical.
+
+The runs are tests/slurm_sequence.py's, a process the session starts at its first test; this
+module, sent last (conftest.run_order), reads what they did.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
-import signal
 import subprocess
-import threading
-import time
 from collections import Counter
-from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
 import yaml
 
-from workflow_helpers import (NARROW_CONFIG, copy_env, local_rules, planned_job_table, pv_models, run, tracked_copy,
-                              use_config)
+from slurm_sequence import cluster_problem, outcome, start
+from workflow_helpers import NARROW_CONFIG, local_rules, pv_models
 
 pytestmark = [pytest.mark.workflow, pytest.mark.cluster]
 
-PROFILE = "workflow/profiles/slurm-ci"
 # Painting Vision's 16 test frames in shards of the narrow configuration's shard_size (8): 2
 # inference (and scoring) jobs per model. (A shard size of its own would make the local side a
 # run of its own too: the shared narrow run is the comparison.)
 SHARD_SIZE = yaml.safe_load(NARROW_CONFIG.read_text())["shard_size"]
-# The results table (results/leaderboard.*, metrics.json) and everything it depends on: every
-# submission record, inference, scoring. The optional plots of the default target are left out
-# to keep the module's SLURM job count (and CI time) bounded.
-TARGET = ["leaderboard"]
-
-
-def cluster_problem() -> str | None:
-    """Why the SLURM cluster cannot be used, or None when it can."""
-    for tool in ("sbatch", "sinfo", "sacct", "sacctmgr"):
-        if not any((Path(d) / tool).is_file() for d in os.environ.get("PATH", "").split(os.pathsep)):
-            return f"{tool} not on PATH (start a cluster: tools/slurm-cluster up)"
-    try:
-        states = subprocess.run(["sinfo", "-h", "-p", "debug", "-o", "%t"], capture_output=True, text=True, timeout=20)
-        accounting = subprocess.run(["sacct", "-n", "-X", "-S", "now-1minutes"], capture_output=True, text=True, timeout=20)
-    except subprocess.TimeoutExpired:
-        return "sinfo/sacct time out: slurmctld or slurmdbd not responding (tools/slurm-cluster status)"
-    if states.returncode != 0:
-        return f"sinfo fails: {(states.stderr or states.stdout).strip()} (tools/slurm-cluster up)"
-    if not re.search(r"^(idle|mix|alloc)", states.stdout, re.M):
-        return f"no usable node in partition debug (sinfo: {states.stdout.strip() or 'nothing'})"
-    if accounting.returncode != 0:
-        return f"sacct fails (no slurmdbd accounting): {accounting.stderr.strip()}"
-    return None
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -74,50 +48,6 @@ def cluster() -> None:
     if os.environ.get("CI", "").lower() == "true":
         pytest.fail(f"CI=true but no SLURM cluster: {problem}", pytrace=False)
     pytest.skip(f"no SLURM cluster: {problem}")
-
-
-def snakemake(repo: Path, *args: str) -> subprocess.Popen:
-    env = copy_env(repo, executor="slurm")
-    return subprocess.Popen(["snakemake", *TARGET, *args], cwd=repo, env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-
-
-def finish(proc: subprocess.Popen, timeout: float = 600) -> str:
-    """The output of `proc` once it has exited; stopped (SIGTERM, then SIGKILL) after `timeout` s."""
-    try:
-        return proc.communicate(timeout=timeout)[0]
-    except subprocess.TimeoutExpired:
-        proc.terminate()
-        try:
-            out = proc.communicate(timeout=30)[0]
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            out = proc.communicate()[0]
-        raise AssertionError(f"{' '.join(proc.args)} did not finish in {timeout:.0f}s:\n{out[-5000:]}")
-
-
-def planned_jobs(repo: Path) -> Counter:
-    return Counter(planned_job_table(run(repo, "snakemake", *TARGET, "-n", "--quiet", "rules").stdout))
-
-
-def kill_one_inference(repo: Path, done: threading.Event, killed: list[str]) -> None:
-    """SIGKILL the first `segbench infer` process that runs in `repo` (inside a SLURM job)."""
-    while not done.is_set():
-        for proc in Path("/proc").iterdir():
-            if not proc.name.isdigit():
-                continue
-            try:
-                argv = (proc / "cmdline").read_bytes().split(b"\0")
-                cwd = os.readlink(proc / "cwd")
-            except OSError:
-                continue
-            words = [a.decode(errors="replace") for a in argv]
-            command = [i for i, w in enumerate(words[:3]) if w.endswith("/segbench") or w == "segbench"]
-            if cwd == str(repo) and command and words[command[0] + 1 : command[0] + 2] == ["infer"]:
-                os.kill(int(proc.name), signal.SIGKILL)
-                killed.append(" ".join(words))
-                return
-        time.sleep(0.1)
 
 
 def sacct_jobs(repo: Path, since: str) -> list[tuple[str, str, str]]:
@@ -134,35 +64,16 @@ def sacct_jobs(repo: Path, since: str) -> list[tuple[str, str, str]]:
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory, request) -> dict:
-    slurm = use_config(tracked_copy(tmp_path_factory.mktemp("slurm")), NARROW_CONFIG)
-    planned = planned_jobs(slurm)
-    since = (datetime.now() - timedelta(seconds=5)).strftime("%Y-%m-%dT%H:%M:%S")
-    t0 = time.monotonic()
-    first = snakemake(slurm, "--profile", PROFILE)
-    done, killed = threading.Event(), []
-    killer = threading.Thread(target=kill_one_inference, args=(slurm, done, killed), daemon=True)
-    killer.start()
-    # The local run to compare with is made (or waited for) while the SLURM run waits on its polls
-    # of sacct, which leave a core idle most of the time.
-    try:
-        request.getfixturevalue("narrow_run")
-    except BaseException:
-        with contextlib.suppress(AssertionError):  # stopped (snakemake cancels its jobs); the local run's error is raised
-            finish(first, timeout=0)
-        raise
-    first_out = finish(first)
-    done.set()
-    t_first = time.monotonic() - t0
-
-    t1 = time.monotonic()
-    second = snakemake(slurm, "--profile", PROFILE)
-    second_out = finish(second)
-    t_second = time.monotonic() - t1
-    time.sleep(2)  # let slurmdbd record the last job's end
-    print(f"\nSLURM run with one killed job {t_first:.0f}s, re-run {t_second:.0f}s")
-    return dict(slurm=slurm, planned=planned, since=since, killed=killed,
-                first=(first.returncode, first_out), second=(second.returncode, second_out))
+def runs(slurm_sequence_folder: Path, request) -> dict:
+    """What the SLURM sequence did (started here when the session has not started it: this module alone)."""
+    start(slurm_sequence_folder)
+    # The local run to compare with is made (or waited for) while the sequence waits on its polls.
+    request.getfixturevalue("narrow_run")
+    done = outcome(slurm_sequence_folder, timeout=1800)
+    if "error" in done:
+        pytest.fail(f"the SLURM sequence failed:\n{done['error']}", pytrace=False)
+    print(f"\n{done['timing']}")
+    return dict(done, slurm=Path(done["slurm"]), planned=Counter(done["planned"]))
 
 
 def test_a_failed_job_fails_the_run_naming_its_rule_and_slurm_log(runs: dict):
