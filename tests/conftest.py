@@ -198,12 +198,14 @@ def pytest_collection_modifyitems(items) -> None:
 
 
 def run_order(modules: list[list]) -> list[list]:
-    """The modules in the order they are sent to the workers: those that run or read a workflow run
-    first, since they take longest. The first that waits for the embedded run goes to one worker,
-    which builds that run; the ones that wait for the narrow run follow, so that the other worker
-    builds the narrow run and goes on with them meanwhile; then the embedded run's others and the
-    rest; the cluster's last, since its runs go on in a process of their own meanwhile
-    (slurm_sequence_started) and it reads what they did."""
+    """The modules in the order they are sent to the workers, the workflow modules first since they
+    take longest: alternating between those that first wait for the embedded run and those that
+    first wait for the narrow run while both sides have some, so that the two workers build the two
+    shared runs side by side (a worker is sent its next module while its current one's last test
+    waits: each gets two modules at the start); then the workflow modules that need neither run,
+    which the narrow run's worker, done first, takes while the embedded run may still be under way;
+    then the embedded run's others and the rest; the cluster's last, since its runs go on in a
+    process of their own meanwhile (slurm_sequence_started) and it reads what they did."""
     def first_run(members) -> str | None:
         return next((run for i in members for run in SHARED_RUNS if run in i.fixturenames), None)
 
@@ -217,8 +219,11 @@ def run_order(modules: list[list]) -> list[list]:
     modules = [m for m in modules if not cluster(m)]
     embedded = [m for m in modules if workflow(m) and first_run(m) == "embedded_run"]
     narrow = [m for m in modules if workflow(m) and first_run(m) == "narrow_run"]
-    rest = [m for m in modules if workflow(m) and first_run(m) is None] + [m for m in modules if not workflow(m)]
-    return embedded[:1] + narrow + embedded[1:] + rest + last
+    sides = min(len(embedded), len(narrow))
+    alternating = [m for pair in zip(embedded[:sides], narrow[:sides]) for m in pair]
+    no_run = [m for m in modules if workflow(m) and first_run(m) is None]
+    rest = [m for m in modules if not workflow(m)]
+    return alternating + narrow[sides:] + no_run + embedded[sides:] + rest + last
 
 
 def module_of(nodeid: str) -> str:
