@@ -6,6 +6,7 @@ from __future__ import annotations
 import fcntl
 import os
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -102,34 +103,40 @@ def shared_folder(tmp_path_factory) -> Path:
     return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
 
 
-def workflow_run(tmp_path_factory, name: str, config: Path | None = None) -> WorkflowRun:
-    """A fresh copy of the repository (`config` as its config/config.yaml, when given) after
-    `snakemake --cores 2` (the default target, plots included), and its snapshot. Made once per
-    session: under pytest-xdist the first worker to ask makes it, holding a lock, and the others
-    wait for it and read the same copy; a failure is recorded and given to every one that asks."""
+def made_once(tmp_path_factory, name: str, make: Callable[[Path], None]) -> Path:
+    """The folder `name` of the session's shared folder, made by `make(folder)` once per session:
+    under pytest-xdist the first worker to ask makes it, holding a lock, and the others wait for it
+    and read the same folder; a failure is recorded and given to every one that asks."""
     shared = shared_folder(tmp_path_factory)
-    run_folder, snapshot = shared / name, shared / f"{name}-snapshot"
-    outcome = shared / f"{name}.outcome"
+    folder, outcome = shared / name, shared / f"{name}.outcome"
     with open(shared / f"{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file is closed, or its process dies
         if not outcome.exists():
             try:
-                build_run(run_folder, snapshot, config)
+                shutil.rmtree(folder, ignore_errors=True)  # what a killed worker left
+                folder.mkdir()
+                make(folder)
             except BaseException as error:
-                outcome.write_text(f"the shared run {name!r} failed:\n{error}")
+                outcome.write_text(f"the shared {name!r} failed:\n{error}")
                 raise
             outcome.write_text("")
     if outcome.read_text():
         pytest.fail(outcome.read_text(), pytrace=False)
-    return WorkflowRun(run_folder, snapshot)
+    return folder
+
+
+def workflow_run(tmp_path_factory, name: str, config: Path | None = None) -> WorkflowRun:
+    """A fresh copy of the repository (`config` as its config/config.yaml, when given) after
+    `snakemake --cores 2` (the default target, plots included), and its snapshot; made once per
+    session (made_once)."""
+    folder = made_once(tmp_path_factory, name, lambda folder: build_run(folder / "repo", folder / "snapshot", config))
+    return WorkflowRun(folder / "repo", folder / "snapshot")
 
 
 def build_run(repo: Path, snapshot: Path, config: Path | None) -> None:
     """The run of workflow_run at `repo`, its snapshot at `snapshot`."""
     from workflow_helpers import run, tracked_copy, use_config
 
-    shutil.rmtree(repo, ignore_errors=True)  # what a killed worker left
-    shutil.rmtree(snapshot, ignore_errors=True)
     repo.mkdir()
     tracked_copy(repo)
     if config is not None:
@@ -147,7 +154,7 @@ def build_run(repo: Path, snapshot: Path, config: Path | None) -> None:
 @pytest.fixture(scope="session")
 def embedded_run(tmp_path_factory) -> WorkflowRun:
     """The one local run of the whole embedded default, which the end-to-end modules read."""
-    return workflow_run(tmp_path_factory, "repo")
+    return workflow_run(tmp_path_factory, "embedded")
 
 
 @pytest.fixture(scope="session")
@@ -158,6 +165,33 @@ def narrow_run(tmp_path_factory) -> WorkflowRun:
     from workflow_helpers import NARROW_CONFIG
 
     return workflow_run(tmp_path_factory, "narrow", NARROW_CONFIG)
+
+
+@dataclass(frozen=True)
+class OneShotRun:
+    """The one-shot command's run: its folder (the records, submission*.json, and `work/`) and what
+    it printed."""
+
+    folder: Path
+    stdout: str
+    stderr: str
+
+
+@pytest.fixture(scope="session")
+def oneshot_run(tmp_path_factory) -> OneShotRun:
+    """The specification's one-shot command on the embedded default (oneshot_helpers.SPEC_ARGS), run
+    once per session (made_once): test_oneshot.py reads it (and runs it again, to compare), and
+    test_workflow.py compares the workflow's records with its records. Read only."""
+    from oneshot_helpers import SPEC_ARGS, oneshot
+
+    def make(folder: Path) -> None:
+        done = oneshot(*SPEC_ARGS, "--emit-submission", str(folder / "submission.json"), "--work-dir", str(folder / "work"))
+        assert done.returncode == 0, done.stderr[-3000:]
+        (folder / "stdout.txt").write_text(done.stdout)
+        (folder / "stderr.txt").write_text(done.stderr)
+
+    folder = made_once(tmp_path_factory, "oneshot", make)
+    return OneShotRun(folder, (folder / "stdout.txt").read_text(), (folder / "stderr.txt").read_text())
 
 
 @pytest.fixture(scope="session")

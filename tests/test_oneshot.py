@@ -12,31 +12,21 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from oneshot_helpers import ROOT, SPEC_ARGS, oneshot
 from segbench.commands.oneshot import model_folder
 from segbench.io.fileio import sha256_file
 from segbench.protocols.definitions import load_benchmark
 from segbench.stages.submission import read_record
 
-ROOT = Path(__file__).resolve().parents[1]
 PV = load_benchmark("painting-vision")
 BEST = model_folder("best", sha256_file(ROOT / "artifacts" / "best.pt"))  # best.pt's folder in a work folder
-SPEC_ARGS = ["--data", "data", "--checkpoint", "artifacts/best.pt", "--baseline", "segformer-ade", "--split", "test",
-             "--dataset-manifest", "data_manifest.json"]
-
-
-def oneshot(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "benchmark.py", *args], cwd=ROOT, capture_output=True, text=True)
-
-
 @pytest.fixture(scope="module")
-def two_runs(tmp_path_factory):
-    outs = []
-    for i in range(2):
-        folder = tmp_path_factory.mktemp(f"run{i}")
-        done = oneshot(*SPEC_ARGS, "--emit-submission", str(folder / "submission.json"), "--work-dir", str(folder / "work"))
-        assert done.returncode == 0, done.stderr[-3000:]
-        outs.append((folder, done))
-    return outs
+def two_runs(oneshot_run, tmp_path_factory):
+    """The session's run of the command (conftest.oneshot_run), and one more, in a folder of its own."""
+    folder = tmp_path_factory.mktemp("again")
+    done = oneshot(*SPEC_ARGS, "--emit-submission", str(folder / "submission.json"), "--work-dir", str(folder / "work"))
+    assert done.returncode == 0, done.stderr[-3000:]
+    return [(oneshot_run.folder, oneshot_run), (folder, done)]
 
 
 def test_submission_validates_and_models_beat_the_floor(two_runs):
