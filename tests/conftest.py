@@ -236,9 +236,9 @@ def run_order(modules: list[list]) -> list[list]:
     take longest: alternating between those that first wait for the embedded run and those that
     first wait for the narrow run while both sides have some, so that the two workers build the two
     shared runs side by side (a worker is sent its next module while its current one's last test
-    waits: each gets two modules at the start); then the workflow modules that need neither run,
-    which the narrow run's worker, done first, takes while the embedded run may still be under way;
-    then the embedded run's others and the rest; the cluster's last, since its runs go on in a
+    waits: each gets two modules at the start); then the narrow run's others, and the workflow
+    modules that need neither run, which the narrow run's worker, done first, takes while the
+    embedded run may still be under way; then the embedded run's others and the rest; the cluster's last, since its runs go on in a
     process of their own meanwhile (slurm_sequence_started) and it reads what they did."""
     def first_run(members) -> str | None:
         return next((run for i in members for run in SHARED_RUNS if run in i.fixturenames), None)
