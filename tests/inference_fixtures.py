@@ -1,5 +1,5 @@
-"""What the inference tests share: a fake model whose logits are a function of its input, and
-frames written from arrays."""
+"""What the inference tests share: a fake model whose logits are a function of its input,
+frames written from arrays, and the cases of logits made into a mask."""
 
 from __future__ import annotations
 
@@ -11,6 +11,15 @@ from PIL import Image
 
 from segbench.datasets.base import Frame
 from segbench.models.base import Normalization, SegmentationModel, space_from_names
+from segbench.stages.inference_geometry import Geometry
+
+# (logits' h, w; the frame's geometry): the four ways logits become a mask (inference_resize).
+LOGITS_TO_MASK_CASES = [
+    ((24, 32), Geometry((40, 60), (40, 60), (48, 64), (97, 143))),  # upsample, crop, upsample
+    ((48, 32), Geometry((90, 60), (90, 60), (96, 64), (90, 60))),  # upsample, crop; at the ground truth
+    ((48, 64), Geometry((50, 70), (48, 64), (48, 64), (35, 49))),  # full size; shrink to the ground truth
+    ((48, 64), Geometry((45, 64), (45, 64), (48, 64), (45, 64))),  # full size; crop only
+]
 
 
 class FakeModel(SegmentationModel):

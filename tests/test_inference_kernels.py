@@ -10,7 +10,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from inference_fixtures import FakeModel, png_bytes, random_rgb, write_frame
+from inference_fixtures import LOGITS_TO_MASK_CASES, FakeModel, png_bytes, random_rgb, write_frame
 
 from segbench.stages import inference, inference_kernels as kernels
 from segbench.stages.inference import run_inference
@@ -95,12 +95,7 @@ def test_resize_argmax_is_argmax_of_resize(in_size, out_size):
 
 @pytest.mark.parametrize(
     ("logits_hw", "geometry"),
-    [
-        ((24, 32), Geometry((40, 60), (40, 60), (48, 64), (97, 143))),  # upsample, crop, upsample
-        ((48, 32), Geometry((90, 60), (90, 60), (96, 64), (90, 60))),  # upsample, crop; at the ground truth
-        ((48, 64), Geometry((50, 70), (48, 64), (48, 64), (35, 49))),  # full size; shrink to the ground truth
-        ((48, 64), Geometry((45, 64), (45, 64), (48, 64), (45, 64))),  # full size; crop only
-    ],
+    LOGITS_TO_MASK_CASES,
 )
 def test_cpu_masks_match_the_torch_path(logits_hw, geometry):
     """Wherever the torch path's top two classes are not within rounding of each other."""

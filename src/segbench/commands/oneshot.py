@@ -20,6 +20,7 @@ from ..core.headline import headline_report
 from ..core.model_spec import ModelSpec
 from ..errors import AuditFailed, SegbenchError
 from ..io.fileio import write_json
+from ..io.heap import bound_retention
 from ..io.oserrors import file_problem
 from ..protocols.definitions import load_benchmark
 from ..stages.submission import write_records
@@ -256,6 +257,7 @@ def previous_records(args: argparse.Namespace) -> list[Path]:
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     before = previous_records(args)
+    bound_retention()  # several models in one process: what each stage frees goes back (io/heap.py)
     try:
         run(args)
         return 0

@@ -43,6 +43,7 @@ from tqdm import tqdm
 from ..datasets.base import Frame
 from ..errors import SegbenchError
 from ..io.fileio import partial_path
+from ..io.heap import release_freed_memory
 from ..io.maskio import read_rgb, write_mask
 from ..models.base import SegmentationModel, check_stride
 from . import inference_kernels as kernels
@@ -320,4 +321,5 @@ def run_inference(
         finisher.shutdown(wait=True)
         if _OPENMP:
             torch.set_num_threads(threads)  # the default for threads started later (see _single_threaded_torch)
+        release_freed_memory()  # the batches', logits' and masks' peak, before the process runs another model
     return outputs

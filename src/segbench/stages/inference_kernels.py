@@ -28,8 +28,9 @@ in the helper thread that makes its mask.
 The argmax is over channels, first maximum on ties, a NaN counting as the maximum (the first
 NaN wins), as torch.argmax. The resize to the ground truth is fused with the argmax row by row,
 so no (C, H, W) tensor at the ground-truth size is ever made (a 150-class model at phone-photo
-size costs C x W floats of scratch). Every kernel releases the GIL: masks are made in helper
-threads while the model runs.
+size costs C x W floats of scratch), and it takes a band of the source's rows, so the logits
+resized to the input size are made band by band too (`inference_resize.mask_from_array`).
+Every kernel releases the GIL: masks are made in helper threads while the model runs.
 """
 
 from __future__ import annotations
@@ -198,8 +199,22 @@ def argmax(x: np.ndarray) -> np.ndarray:
     return out
 
 
-def resize_argmax(x: np.ndarray, out_size: tuple[int, int]) -> np.ndarray:
-    """argmax(resize(x, out_size)) as an (H, W) uint8 mask, without making the resized array."""
-    out = np.empty(out_size, np.uint8)
-    _resize_argmax(x, *axis_weights(x.shape[1], out_size[0]), *axis_weights(x.shape[2], out_size[1]), out)
+def source_rows(n_in: int, n_out: int, rows: tuple[int, int]) -> tuple[int, int]:
+    """The source rows [first, last) that output rows rows[0]..rows[1]-1 of the 1-D resize
+    n_in -> n_out read (its weights are monotone)."""
+    low, high, _, _ = axis_weights(n_in, n_out)
+    return int(low[rows[0]]), int(high[rows[1] - 1]) + 1
+
+
+def resize_argmax(x: np.ndarray, out_size: tuple[int, int], rows: tuple[int, int] | None = None,
+                  source: tuple[int, int] | None = None) -> np.ndarray:
+    """argmax(resize(s, out_size)) as a uint8 mask, without making the resized array: its rows
+    rows[0]..rows[1]-1 (default: all). x is the source s (C, h, w), or, with `source` = (h,
+    first), only s's rows first.. (source_rows of those output rows): each value is the one the
+    whole source gives, the same two weights read at the same rows."""
+    height, first = source or (x.shape[1], 0)
+    rows = rows or (0, out_size[0])
+    low, high, w_low, w_high = _window(axis_weights(height, out_size[0]), rows)
+    out = np.empty((rows[1] - rows[0], out_size[1]), np.uint8)
+    _resize_argmax(x, low - first, high - first, w_low, w_high, *axis_weights(x.shape[2], out_size[1]), out)
     return out

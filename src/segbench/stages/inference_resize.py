@@ -20,6 +20,7 @@ from .inference_geometry import Geometry
 
 
 BAND_ELEMENTS = 1 << 24  # float32 elements per band when resizing logits to the ground truth
+CPU_BAND_ELEMENTS = 1 << 22  # float32 elements of input-size logits per band on the CPU (16 MB, per helper thread)
 
 
 def interpolation_matrix(n_in: int, n_out: int, start: int, stop: int, device: torch.device) -> torch.Tensor:
@@ -64,15 +65,26 @@ def logits_to_mask(logits: torch.Tensor, geometry: Geometry) -> np.ndarray:
 
 def mask_from_array(logits: np.ndarray, geometry: Geometry) -> np.ndarray:
     """logits_to_mask of float32 (C, h', w') logits in memory, with the compiled kernels of
-    `inference_kernels` (no torch: it releases the GIL, so it runs in helper threads)."""
+    `inference_kernels` (no torch: it releases the GIL, so it runs in helper threads). The mask
+    is made in bands of its rows, each from the band of the input-size logits it reads, made
+    only then: a 150-class model's logits at the input size are never whole in memory (184 MB
+    a frame at 640 x 480, in each helper thread)."""
     height, width = geometry.input
-    if tuple(logits.shape[1:]) == geometry.padded:
-        cropped = logits[:, :height, :width]
-    else:
-        cropped = kernels.resize(logits, geometry.padded, (0, height), (0, width))
-    if tuple(geometry.target) == (height, width):
-        return kernels.argmax(cropped)
-    return kernels.resize_argmax(cropped, geometry.target)
+    target_h, target_w = geometry.target
+    channels = logits.shape[0]
+    same = (target_h, target_w) == (height, width)
+    mask = np.empty((target_h, target_w), np.uint8)
+    band = max(1, CPU_BAND_ELEMENTS * target_h // (channels * width * height))  # mask rows per band
+    for top in range(0, target_h, band):
+        rows = (top, min(target_h, top + band))
+        first, last = rows if same else kernels.source_rows(height, target_h, rows)
+        if tuple(logits.shape[1:]) == geometry.padded:
+            block = logits[:, first:last, :width]
+        else:
+            block = kernels.resize(logits, geometry.padded, (first, last), (0, width))
+        mask[rows[0]:rows[1]] = kernels.argmax(block) if same else kernels.resize_argmax(
+            block, geometry.target, rows, (height, first))
+    return mask
 
 
 def device_mask(logits: torch.Tensor, geometry: Geometry) -> torch.Tensor:
