@@ -64,6 +64,14 @@ def test_the_direct_route_equals_score_then_metrics(tmp_path, pv_data):
     (["metrics", "--predictions", "preds", "--out", "m.json"], "--predictions needs --label-space"),
     (["score", "--data", "data", "--split", "test", "--out", "c.parquet"], "name the model"),
     (["identify", "--model-spec", "{\"kind\": 1}", "--out", "i.json"], "--model-spec: not a model entry"),
+    (["server", "init", "--db", "notaurl", "--store", "store"], "the database URL (--db or $SEGBENCH_DB) is not a URL"),
+    (["server", "init", "--db", "mysql://u@h/db", "--store", "store"], "the server runs on sqlite or postgresql, not 'mysql'"),
+    (["server", "add-team", "a", "--db", "sqlite://"], "the server's SQLite database is a file: sqlite:///PATH"),
+    (["server", "worker", "--db", "postgresql+psycopg2://u@h/db"], "through psycopg, not psycopg2"),
+    (["submissions", "--server", "127.0.0.1:8000", "--token", "t"], "'127.0.0.1:8000' is not http(s)://HOST[:PORT]"),
+    (["submit", "up.zip", "--server", "ftp://h", "--token", "t", "--benchmark", "painting-vision",
+      "--phase", "test"], "'ftp://h' is not http(s)://"),
+    (["submissions", "--server", "http://h:99999", "--token", "t"], "'http://h:99999' is not http(s)://HOST[:PORT]"),
 ])
 def test_bad_arguments_get_one_line(tmp_path, pv_data, monkeypatch, capsys, argv, needle):
     monkeypatch.chdir(tmp_path)  # the dataset is tmp_path/data

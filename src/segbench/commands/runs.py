@@ -14,6 +14,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
+from urllib.parse import urlsplit
 
 from ..errors import SegbenchError
 
@@ -353,9 +354,21 @@ def run_server(step: ModuleType, args: argparse.Namespace) -> None:
         print(f"{done} submission(s) scored")
 
 
+def check_server_url(url: str) -> None:
+    try:
+        parts = urlsplit(url)
+        usable = parts.scheme in ("http", "https") and bool(parts.hostname) and parts.port != 0
+    except ValueError:  # a port out of range
+        usable = False
+    if not usable:
+        raise SegbenchError(f"the server's URL (--server or $SEGBENCH_SERVER) {url!r} is not http(s)://HOST[:PORT], "
+                            "e.g. http://127.0.0.1:8000")
+
+
 def client_args(args: argparse.Namespace) -> tuple[str, str]:
     if not args.server:
         raise SegbenchError("name the server: --server URL or $SEGBENCH_SERVER")
+    check_server_url(args.server)
     if not args.token:
         raise SegbenchError("give the team's token: --token TOKEN or $SEGBENCH_TOKEN")
     return args.server, args.token

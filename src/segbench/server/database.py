@@ -9,8 +9,8 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import Engine, create_engine, event
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy import URL, Engine, create_engine, event, make_url
+from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from ..errors import SegbenchError
@@ -22,8 +22,36 @@ SQLITE_BUSY_MS = 30_000  # a writer waits this long for SQLite's one write lock 
 POOL = {"pool_size": 10, "max_overflow": 30}
 
 
-def engine_for(url: str) -> Engine:
-    if url.startswith("sqlite"):
+URL_FORMS = "sqlite:///PATH or postgresql+psycopg://USER:PASSWORD@HOST[:PORT]/DATABASE"
+# The drivers the package installs, by backend; a URL naming none gets its backend's (SQLAlchemy's
+# own default for postgresql:// is psycopg2, which is not installed).
+DRIVERS = {"sqlite": "pysqlite", "postgresql": "psycopg"}
+
+
+def database_url(text: str) -> URL:
+    """The SQLAlchemy URL `text` (--db or $SEGBENCH_DB) names, for a backend the server runs on."""
+    try:
+        url = make_url(text)
+    except ArgumentError:  # the text itself may hold a password: not repeated
+        raise SegbenchError(f"the database URL (--db or $SEGBENCH_DB) is not a URL; the forms: {URL_FORMS}") from None
+    backend, driver = url.get_backend_name(), url.get_driver_name()
+    shown = url.render_as_string(hide_password=True)
+    if backend not in DRIVERS:
+        raise SegbenchError(f"database URL {shown}: the server runs on {' or '.join(DRIVERS)}, not {backend!r}; "
+                            f"the forms: {URL_FORMS}")
+    if backend == "sqlite" and url.database in (None, "", ":memory:"):  # one process's own, no worker's
+        raise SegbenchError(f"database URL {shown}: the server's SQLite database is a file: sqlite:///PATH")
+    if "+" not in url.drivername:
+        return url.set(drivername=f"{backend}+{DRIVERS[backend]}")
+    if driver != DRIVERS[backend]:
+        raise SegbenchError(f"database URL {shown}: the server connects to {backend} through {DRIVERS[backend]}, "
+                            f"not {driver}: {backend}+{DRIVERS[backend]}:// or {backend}://")
+    return url
+
+
+def engine_for(text: str) -> Engine:
+    url = database_url(text)
+    if url.get_backend_name() == "sqlite":
         engine = create_engine(url, connect_args={"timeout": SQLITE_BUSY_MS / 1000, "check_same_thread": False}, **POOL)
 
         @event.listens_for(engine, "connect")
