@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from segbench.commands.arguments import (DEFAULT_CONFIG, add_frames, add_model, add_renamed, input_path, named_paths,
-                                         output_path, positive_int)
+                                         output_path, port_number, positive_int)
 
 
 def parser(*adders) -> argparse.ArgumentParser:
@@ -51,6 +51,18 @@ def test_positive_int_refuses_what_is_not_a_whole_number_above_zero(text, proble
 
 def test_positive_int_accepts_a_count():
     assert (positive_int("1"), positive_int("640"), positive_int(" 8 ")) == (1, 640, 8)
+
+
+@pytest.mark.parametrize("text, problem", [("65536", "a port is 0 to 65535, got 65536"),
+                                           ("-1", "a port is 0 to 65535, got -1"), ("http", "'http' is not an integer")])
+def test_port_number_refuses_what_no_socket_can_bind(text, problem):
+    with pytest.raises(argparse.ArgumentTypeError) as refused:
+        port_number(text)
+    assert str(refused.value) == problem
+
+
+def test_port_number_takes_0_for_a_port_the_system_chooses():
+    assert (port_number("0"), port_number("8000"), port_number("65535")) == (0, 8000, 65535)
 
 
 def every_parser():

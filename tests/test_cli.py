@@ -72,6 +72,10 @@ def test_the_direct_route_equals_score_then_metrics(tmp_path, pv_data):
     (["submit", "up.zip", "--server", "ftp://h", "--token", "t", "--benchmark", "painting-vision",
       "--phase", "test"], "'ftp://h' is not http(s)://"),
     (["submissions", "--server", "http://h:99999", "--token", "t"], "'http://h:99999' is not http(s)://HOST[:PORT]"),
+    (["server", "worker", "--db", "sqlite:///s.db", "--lease-seconds", "-5"], "--lease-seconds -5.0: must be a number above 0"),
+    (["server", "run", "--db", "sqlite:///s.db", "--uploads-per-hour", "0"],
+     "--uploads-per-hour 0: must be a whole number above 0"),
+    (["server", "worker", "--db", "sqlite:///s.db", "--seed", "-1"], "--seed -1: must be a whole number 0 or more"),
 ])
 def test_bad_arguments_get_one_line(tmp_path, pv_data, monkeypatch, capsys, argv, needle):
     monkeypatch.chdir(tmp_path)  # the dataset is tmp_path/data

@@ -56,6 +56,17 @@ def positive_int(text: str) -> int:
     return value
 
 
+def port_number(text: str) -> int:
+    """A TCP port to listen on: 1 to 65535, or 0 for one the system chooses (printed when serving)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is 0 to 65535, got {value}")
+    return value
+
+
 class Renamed(argparse._StoreAction):
     """A flag renamed to the convention of docs/cli.md: its new name first, its old spelling after
     it, accepted until the next release with a warning on stderr (`add_renamed`)."""
@@ -396,7 +407,7 @@ def args_server(p: argparse.ArgumentParser) -> None:
     run = action("run", "serve the API and the pages (uvicorn)")
     add_database(run)
     run.add_argument("--host", default="127.0.0.1", help="the address to listen on (behind the host's TLS proxy)")
-    run.add_argument("--port", type=int, default=8000, help="the port to listen on")
+    run.add_argument("--port", type=port_number, default=8000, help="the port to listen on (0: one the system chooses)")
     run.add_argument("--processes", type=int, default=1,
                      help="server processes on the one port (each keeps its own boards and counts 1/N of the rate "
                           "limits); default 1")

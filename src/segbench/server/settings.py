@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+
+from ..errors import SegbenchError
 
 
 @dataclass(frozen=True)
@@ -17,6 +19,17 @@ class Settings:
     session_hours: float = 12.0  # a browser session's life
     resamples: int = 1000  # the bootstrap's, as the workflow's table (config.yaml: bootstrap)
     seed: int = 0
+
+    def __post_init__(self) -> None:
+        # Each must be above zero (a lease of 0 s would hand a submission to every worker; an upload
+        # limit of -1 would refuse every upload), the seed at least zero (numpy's generators' rule).
+        for field in fields(self):
+            value = getattr(self, field.name)
+            number = isinstance(value, int if isinstance(field.default, int) else (int, float))
+            if isinstance(value, bool) or not number or not (value >= 0 if field.name == "seed" else value > 0):
+                bound = "0 or more" if field.name == "seed" else "above 0"
+                kind = "a whole number" if isinstance(field.default, int) else "a number"
+                raise SegbenchError(f"--{field.name.replace('_', '-')} {value!r}: must be {kind} {bound}")
 
 
 DEFAULTS = Settings()
