@@ -45,12 +45,16 @@ def named_paths(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tu
     return inputs, outputs
 
 
-def positive_int(text: str) -> int:
-    """An argument that must be a whole number above zero (a size, a batch)."""
+def whole_number(text: str) -> int:
     try:
-        value = int(text)
+        return int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+
+
+def positive_int(text: str) -> int:
+    """An argument that must be a whole number above zero (a size, a batch)."""
+    value = whole_number(text)
     if value <= 0:
         raise argparse.ArgumentTypeError(f"must be a positive integer, got {value}")
     return value
@@ -58,10 +62,7 @@ def positive_int(text: str) -> int:
 
 def port_number(text: str) -> int:
     """A TCP port to listen on: 1 to 65535, or 0 for one the system chooses (printed when serving)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    value = whole_number(text)
     if not 0 <= value <= 65535:
         raise argparse.ArgumentTypeError(f"a port is 0 to 65535, got {value}")
     return value
