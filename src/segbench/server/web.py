@@ -5,6 +5,7 @@ from the request body to a queued submission."""
 from __future__ import annotations
 
 import json
+import unicodedata
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -173,8 +174,12 @@ def own_submissions(request: Request, team: Team) -> list[Submission]:
 def checked_text(value: str, field: str, longest: int, forbidden: str = "") -> str:
     if len(value) > longest:
         raise ApiError(400, f"{field}: at most {longest} characters")
-    if any(ord(c) < 32 and c not in "\n\t" or ord(c) == 127 for c in value):
-        raise ApiError(400, f"{field}: control characters are not allowed")
+    # Unicode's "other" categories: controls (C0 and C1), format characters (bidi overrides, zero
+    # widths: a name shown on the board must read as it is stored), surrogates, private use, unassigned.
+    hidden = next((c for c in value if unicodedata.category(c)[0] == "C" and c not in "\n\t"), None)
+    if hidden is not None:
+        named = " ".join(filter(None, (f"U+{ord(hidden):04X}", unicodedata.name(hidden, ""))))
+        raise ApiError(400, f"{field}: control characters are not allowed ({named})")
     if any(c in forbidden for c in value):
         raise ApiError(400, f"{field}: {' and '.join(map(repr, forbidden))} are not allowed (a name, not a path)")
     return value
