@@ -5,10 +5,15 @@ bounded as h11 bounds a request's head; h11 otherwise.
 h11 refuses a request whose line and headers pass 16 KiB before they end; httptools alone buffers
 a head of any size (a 200 kB header would be read whole and answered). The bounded protocol
 counts the bytes received while a head is incomplete and refuses it with 400, closing the
-connection, once they pass the same bound: read no further than the chunk that passed it."""
+connection, once they pass the same bound: read no further than the chunk that passed it.
+
+What the protocol itself refuses (a head too large, a request it cannot parse: a body longer than
+its Content-Length, a malformed line) is answered as the app answers every error, a JSON
+`{"error": message}`, not uvicorn's plain text."""
 
 from __future__ import annotations
 
+import json
 from importlib.util import find_spec
 
 HEAD_LIMIT = 16 * 1024  # h11's default bound on an incomplete event, which uvicorn keeps
@@ -27,6 +32,13 @@ if find_spec("httptools") is not None:
             super().data_received(data)
             if self.head_bytes is not None and self.head_bytes > HEAD_LIMIT and not self.transport.is_closing():
                 self.send_400_response("Request line and headers too large.")
+
+        def send_400_response(self, msg: str) -> None:
+            body = json.dumps({"error": msg}).encode()
+            head = [b"HTTP/1.1 400 Bad Request", *(name + b": " + value for name, value in self.server_state.default_headers),
+                    b"content-type: application/json", b"content-length: %d" % len(body), b"connection: close"]
+            self.transport.write(b"\r\n".join(head) + b"\r\n\r\n" + body)
+            self.transport.close()
 
         def on_headers_complete(self) -> None:
             self.head_bytes = None
