@@ -9,13 +9,14 @@ from ..errors import SegbenchError
 from ..io.archives import ARCHIVE_SUFFIXES, is_archive
 
 HF_WEIGHTS = ("*.safetensors", "pytorch_model*.bin", "*.pth")
+MODEL_FILES = ("*.pt", "*.ts", "*.torchscript", "*.onnx")  # models of the other kinds: one file each
 
 
 def checkpoint_kind(path: Path) -> str:
     """The adapter for a --checkpoint path: a folder with config.json is a Hugging Face model,
     another folder or an archive (.zip, .tar, .tar.gz) holds prediction masks, a .ts/.torchscript
     file is TorchScript, a .onnx file ONNX, else a .pt. A folder of model weights without
-    config.json is refused rather than taken for a folder of masks."""
+    config.json, or one of model files, is refused rather than taken for a folder of masks."""
     if is_archive(path):
         return "predictions"
     if path.is_dir():
@@ -27,6 +28,10 @@ def checkpoint_kind(path: Path) -> str:
                 f"{path}: holds model weights ({', '.join(weights[:3])}) but no config.json: a Hugging Face model "
                 "folder needs its config.json (or pass --checkpoint-kind)"
             )
+        models = sorted(p.name for pattern in MODEL_FILES for p in path.glob(pattern))
+        if models:
+            raise SegbenchError(f"{path}: a folder of models ({', '.join(models[:3])}{', ...' if len(models) > 3 else ''}),"
+                                " not a model or a folder of masks: name one model's file")
         return "predictions"
     if path.suffix in (".ts", ".torchscript"):
         return "torchscript"
