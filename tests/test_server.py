@@ -4,6 +4,7 @@ subprocesses, shared by the module's tests; once on SQLite and once on PostgreSQ
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import re
@@ -239,3 +240,35 @@ def test_a_revoked_token_opens_nothing(served, upload):
     submissions = served.rows("submissions")
     assert served.api("/submissions", token) == (401, {"error": "the token is not a live team's"})
     assert served.upload(token, upload.read_bytes())[0] == 401 and served.rows("submissions") == submissions
+
+
+def csp_sources(policy: str) -> dict[str, set[str]]:
+    """'directive' -> its sources, parsed from a Content-Security-Policy header."""
+    return {name: set(sources) for name, *sources in (part.split() for part in policy.split(";") if part.strip())}
+
+
+def test_every_response_carries_the_browser_protections_and_the_pages_run_only_their_hashed_blocks(served, upload):
+    browser = signed_in_browser(served, "alpha")
+    status, accepted = served.upload("alpha", upload.read_bytes(), "headers")
+    assert status == 201
+    responses = [browser.get(served.url + path) for path in (
+        "/", "/team", f"/submissions/{accepted['id']}", f"/boards/{BENCHMARK}/{PHASE}", "/boards/nope/none",
+        f"/api/v1/benchmarks/{BENCHMARK}/phases/{PHASE}/leaderboard", "/api/v1/submissions")]
+    assert [r.status_code for r in responses] == [200, 200, 200, 200, 404, 200, 401]
+    for response in responses:
+        headers = response.headers
+        assert (headers["x-frame-options"], headers["x-content-type-options"], headers["referrer-policy"]) == (
+            "DENY", "nosniff", "same-origin")
+        policy = csp_sources(headers["content-security-policy"])
+        assert policy["default-src"] == policy["frame-ancestors"] == policy["base-uri"] == {"'none'"}
+        assert policy["form-action"] == {"'self'"}
+        if not headers["content-type"].startswith("text/html"):
+            continue
+        # Each inline block's SHA-256, computed here, is a source its directive names; no markup
+        # carries a style or an event handler of its own, which no hash would allow.
+        for kind, text in re.findall(r"<(style|script)>(.*?)</\1>", response.text, re.S):
+            digest = base64.b64encode(hashlib.sha256(text.encode()).digest()).decode()
+            assert f"'sha256-{digest}'" in policy[f"{kind}-src"], (response.url, kind)
+        assert not re.search(r"<[^>]*\s(style|on[a-z]+)\s*=", response.text), response.url
+    board = responses[3].text
+    assert "<script>" in board and "<style>" in board  # the board's sorting script and its style both checked

@@ -40,6 +40,7 @@ def chromium():
     for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                  "--window-size=1280,1000", "--disable-extensions", "--no-first-run"):
         options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})  # the console: what a CSP blocked
     return webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path=DRIVER))
 
 
@@ -86,17 +87,25 @@ def test_a_team_signs_in_uploads_sees_it_scored_and_on_the_board_and_no_other_te
         shot(alpha, "server-submission.png", tmp_path)
         alpha.get(served.url + "/team")
         assert alpha.find_element(By.CSS_SELECTOR, f'tr[data-id="{submission_id}"] td.status').text == "scored"
+        # the page's own style block applies under its Content-Security-Policy (headers.py)
+        assert alpha.execute_script("return getComputedStyle(document.querySelector('form.inline')).display") == "inline"
 
         alpha.get(served.url + f"/boards/{BENCHMARK}/{PHASE}")
         entries = [[cell.text for cell in row.find_elements(By.TAG_NAME, "td")][:2]
                    for row in alpha.find_elements(By.XPATH, "//h2[text()='Entries']/following::table[1]/tbody/tr")]
         assert entries == [["alpha", "in-the-browser"]]
         shot(alpha, "server-board.png", tmp_path)
+        header = alpha.find_element(By.XPATH, "//h2[text()='Entries']/following::table[1]/thead/tr/th[1]")
+        header.click()  # the board's sorting script runs under the policy: it marks the column sorted
+        assert header.get_attribute("aria-sort") == "ascending"
 
         sign_in(beta, served, "beta")
         beta.get(page)
         assert f"no submission '{submission_id}' of team beta" in beta.page_source
         assert "first score" not in beta.page_source and "in-the-browser" not in beta.page_source
+        blocked = [entry["message"] for browser in (alpha, beta) for entry in browser.get_log("browser")
+                   if "Content Security Policy" in entry["message"]]
+        assert blocked == []
     finally:
         alpha.quit()
         beta.quit()

@@ -18,6 +18,7 @@ from ..errors import SegbenchError
 from . import api, browser
 from .board_cache import BoardCache
 from .deployment import Deployment
+from .headers import SecurityHeaders
 from .shared_reads import SharedReads
 from .web import ApiError, Limits, error_status
 
@@ -69,4 +70,5 @@ def create_app(deployment: Deployment, processes: int = 1) -> FastAPI:
 
     app.include_router(api.router)
     app.include_router(browser.router)
+    app.add_middleware(SecurityHeaders)
     return app
