@@ -80,3 +80,22 @@ def test_a_folder_store_lays_objects_out_by_digest(tmp_path):
 def test_only_a_sha256_digest_names_an_object(key):
     with pytest.raises(SegbenchError, match="not a SHA-256 digest"):
         object_key(key)
+
+
+@pytest.mark.parametrize(("bucket", "problem"), [("no-such-bucket", "no such bucket"),
+                                                 ("a bucket", 'Parameter validation failed: Invalid bucket name "a bucket"')])
+def test_an_s3_store_that_cannot_be_opened_is_refused_when_opened(s3_url, bucket, problem):
+    with pytest.raises(SegbenchError) as refused:
+        open_store(f"s3://{bucket}/deployment")
+    assert str(refused.value).startswith(f"s3://{bucket}/deployment: cannot open the S3 store: {problem}")
+
+
+def test_init_refuses_a_store_it_cannot_open_before_it_makes_the_database(tmp_path, capsys):
+    from segbench.commands.cli import main
+
+    (tmp_path / "a-file").write_text("")
+    store = tmp_path / "a-file" / "store"
+    assert main(["server", "init", "--db", f"sqlite:///{tmp_path / 'server.db'}", "--store", str(store)]) == 1
+    assert capsys.readouterr().err == (f"segbench: error: {store}: file not found: {tmp_path / 'a-file'} is a file, "
+                                       "not a folder\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file"]

@@ -34,8 +34,8 @@ def init(db_url: str, store_url: str) -> tuple[str, str | None]:
     token when this call made it: shown once, only its hash kept)."""
     engine = engine_for(db_url)
     try:
+        open_store(store_url)  # refused here (before the database is touched), not at the first upload
         revision = migrate(engine)
-        open_store(store_url)  # refused here, not at the first upload, when it cannot be opened
         with sessions(engine)() as session:
             session.merge(Setting(key=STORE_KEY, value=store_url))
             if stored_setting(session, SECRET_KEY) is None:  # never replaced: it would move units between the parts

@@ -89,6 +89,21 @@ class S3Store:
             raise SegbenchError(f"{url}: an S3 store is s3://BUCKET or s3://BUCKET/PREFIX")
         self.url, self.bucket, self.prefix = url, bucket, prefix.strip("/")
         self.client = boto3.client("s3")
+        self.check()
+
+    def check(self) -> None:
+        """Refuse a bucket that cannot be reached now (no such bucket, no access, no credentials, no
+        endpoint, an invalid name): at start, not at the first upload."""
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        try:
+            self.client.head_bucket(Bucket=self.bucket)
+        except ClientError as exc:
+            code = exc.response.get("Error", {}).get("Code", "")
+            problem = {"404": "no such bucket", "NoSuchBucket": "no such bucket", "403": "access denied"}.get(code, str(exc))
+            raise SegbenchError(f"{self.url}: cannot open the S3 store: {problem}") from None
+        except BotoCoreError as exc:  # no credentials, an endpoint that does not answer, a malformed name
+            raise SegbenchError(f"{self.url}: cannot open the S3 store: {' '.join(str(exc).split())}") from None
 
     def key(self, sha256: str) -> str:
         return "/".join(p for p in (self.prefix, object_key(sha256)) if p)
