@@ -242,6 +242,34 @@ def test_a_revoked_token_opens_nothing(served, upload):
     assert served.upload(token, upload.read_bytes())[0] == 401 and served.rows("submissions") == submissions
 
 
+def test_a_new_token_replaces_the_old_one_and_its_sessions_and_keeps_the_submissions(served, upload):
+    old = segbench("server", "add-team", "delta", "--db", served.db).stdout.strip().removeprefix("token for delta: ")
+    status, accepted = served.upload(old, upload.read_bytes(), "before-the-new-token")
+    assert status == 201
+    browser = requests.Session()
+    csrf = page_csrf(browser, served.url + "/")
+    assert browser.post(served.url + "/signin", data={"token": old, "csrf": csrf}, allow_redirects=False).status_code == 303
+
+    line = segbench("server", "new-token", "delta", "--db", served.db).stdout.strip()
+    assert line.startswith("token for delta: sbt_")
+    new = line.removeprefix("token for delta: ")
+    logs = "".join(log.read_text(errors="replace") for log in served.folder.glob("*.log"))
+    assert new != old and logs and old not in logs and new not in logs  # no token in the server's or workers' logs
+    assert served.api("/submissions", old) == (401, {"error": "the token is not a live team's"})
+    assert browser.get(served.url + "/team").status_code == 401  # the old token's browser session closed
+    status, listed = served.api("/submissions", new)
+    assert status == 200 and [s["id"] for s in listed["submissions"]] == [accepted["id"]]
+
+    # revoked, then a new token: live again
+    segbench("server", "revoke-team", "delta", "--db", served.db)
+    assert served.api("/submissions", new)[0] == 401
+    newer = segbench("server", "new-token", "delta", "--db", served.db).stdout.strip().removeprefix("token for delta: ")
+    assert served.api("/submissions", newer)[0] == 200
+
+    refused = segbench("server", "new-token", "nobody", "--db", served.db, check=False)
+    assert refused.returncode == 1 and refused.stderr == "segbench: error: no team named 'nobody'\n"
+
+
 def csp_sources(policy: str) -> dict[str, set[str]]:
     """'directive' -> its sources, parsed from a Content-Security-Policy header."""
     return {name: set(sources) for name, *sources in (part.split() for part in policy.split(";") if part.strip())}

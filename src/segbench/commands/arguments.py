@@ -366,8 +366,7 @@ def add_server_settings(p: argparse.ArgumentParser) -> None:
 
 
 def args_server(p: argparse.ArgumentParser) -> None:
-    sub = p.add_subparsers(dest="server_command", required=True, metavar="ACTION",
-                           help="what to do: init, add-team, revoke-team, add-phase, reveal, rescore, run, worker")
+    sub = p.add_subparsers(dest="server_command", required=True, metavar="ACTION")
 
     def action(name: str, text: str) -> argparse.ArgumentParser:
         return sub.add_parser(name, help=text, description=text, formatter_class=Help)
@@ -378,6 +377,10 @@ def args_server(p: argparse.ArgumentParser) -> None:
     team = action("add-team", "add a team and print its API token (shown once)")
     team.add_argument("name", help="the team's name, shown on the boards")
     add_database(team)
+    renew = action("new-token", "a new token for a team (a lost or leaked one): its old token and browser sessions stop "
+                                "working, a revoked team is live again, its submissions stay; printed once")
+    renew.add_argument("name", help="the team's name")
+    add_database(renew)
     revoke = action("revoke-team", "stop a team's token working (its submissions stay)")
     revoke.add_argument("name", help="the team's name")
     add_database(revoke)
@@ -417,6 +420,7 @@ def args_server(p: argparse.ArgumentParser) -> None:
     add_database(worker)
     worker.add_argument("--once", action="store_true", help="stop when nothing is left to claim")
     add_server_settings(worker)
+    sub.help = f"what to do: {', '.join(sub.choices)}"
 
 
 def add_client(p: argparse.ArgumentParser) -> None:

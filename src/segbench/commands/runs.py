@@ -336,6 +336,8 @@ def run_server(step: ModuleType, args: argparse.Namespace) -> None:
             print(f"host token: {host_token}")
     elif args.server_command == "add-team":
         print(f"token for {args.name}: {step.add_team(db, args.name)}")
+    elif args.server_command == "new-token":
+        print(f"token for {args.name}: {step.new_team_token(db, args.name)}")
     elif args.server_command == "revoke-team":
         step.revoke_team(db, args.name)
         print(f"team {args.name}: token revoked")

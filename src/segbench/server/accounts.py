@@ -37,14 +37,35 @@ def add_team(session: Session, name: str) -> str:
     return token
 
 
-def revoke_team(session: Session, name: str) -> None:
+def team_named(session: Session, name: str) -> Team:
     team = session.scalar(select(Team).where(Team.name == name))
     if team is None:
         raise SegbenchError(f"no team named {name!r}")
-    team.revoked = True
+    return team
+
+
+def close_sessions(session: Session, team: Team) -> None:
+    """The team's browser sessions closed; its entries on the boards drawn again (revoked or live)."""
     session.execute(delete(BrowserSession).where(BrowserSession.team_id == team.id))
     board_cache.team_changed(session, team.id)
     session.commit()
+
+
+def revoke_team(session: Session, name: str) -> None:
+    team = team_named(session, name)
+    team.revoked = True
+    close_sessions(session, team)
+
+
+def new_team_token(session: Session, name: str) -> str:
+    """A new token for an existing team (a lost or leaked one): the old token stops working, its
+    browser sessions are closed, a revoked team is live again; its submissions stay its own.
+    Returns the token (shown once: only its hash is kept)."""
+    team = team_named(session, name)
+    token = new_token()
+    team.token_hash, team.revoked = token_hash(token), False
+    close_sessions(session, team)
+    return token
 
 
 def add_host_token(session: Session) -> str:

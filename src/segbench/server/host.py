@@ -1,4 +1,4 @@
-"""The host's commands (`segbench server init | add-team | revoke-team | add-phase | reveal | rescore | run |
+"""The host's commands (`segbench server init | add-team | new-token | revoke-team | add-phase | reveal | rescore | run |
 worker`), each a function of its arguments; segbench.commands reaches them through its table of
 subcommands (`rescore` is server/rescore.py's)."""
 
@@ -51,6 +51,11 @@ def init(db_url: str, store_url: str) -> tuple[str, str | None]:
 def add_team(db_url: str, name: str) -> str:
     with connected(db_url) as deployment, deployment.sessions() as session:
         return accounts.add_team(session, name)
+
+
+def new_team_token(db_url: str, name: str) -> str:
+    with connected(db_url) as deployment, deployment.sessions() as session:
+        return accounts.new_team_token(session, name)
 
 
 def revoke_team(db_url: str, name: str) -> None:
