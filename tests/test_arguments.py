@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from segbench.commands.arguments import (DEFAULT_CONFIG, add_frames, add_model, add_renamed, input_path, named_paths,
-                                         output_path, port_number, positive_int)
+                                         output_path, port_number, positive_int, seconds)
 
 
 def parser(*adders) -> argparse.ArgumentParser:
@@ -44,7 +44,9 @@ def test_model_arguments_default_to_the_project_config():
     (positive_int, "0", "must be a positive integer, got 0"), (positive_int, "-3", "must be a positive integer, got -3"),
     (positive_int, "2.5", "'2.5' is not an integer"), (positive_int, "", "'' is not an integer"),
     (port_number, "65536", "a port is 0 to 65535, got 65536"), (port_number, "-1", "a port is 0 to 65535, got -1"),
-    (port_number, "http", "'http' is not an integer"),
+    (port_number, "http", "'http' is not an integer"), (seconds, "-1", "must be 0 or more seconds, got -1"),
+    (seconds, "nan", "must be 0 or more seconds, got nan"), (seconds, "inf", "must be 0 or more seconds, got inf"),
+    (seconds, "10s", "'10s' is not a number of seconds"),
 ])
 def test_a_number_argument_refuses_what_is_out_of_its_range(kind, text, problem):
     with pytest.raises(argparse.ArgumentTypeError) as refused:
@@ -52,9 +54,10 @@ def test_a_number_argument_refuses_what_is_out_of_its_range(kind, text, problem)
     assert str(refused.value) == problem
 
 
-def test_a_count_is_1_or_more_and_a_port_0_for_one_the_system_chooses():
+def test_a_count_is_1_or_more_a_port_0_for_one_the_system_chooses_and_a_duration_0_or_more():
     assert (positive_int("1"), positive_int("640"), positive_int(" 8 ")) == (1, 640, 8)
     assert (port_number("0"), port_number("8000"), port_number("65535")) == (0, 8000, 65535)
+    assert (seconds("0"), seconds("2.5"), seconds("3600")) == (0.0, 2.5, 3600.0)
 
 
 def every_parser():

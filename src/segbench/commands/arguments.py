@@ -60,6 +60,17 @@ def positive_int(text: str) -> int:
     return value
 
 
+def seconds(text: str) -> float:
+    """A duration: a finite number of seconds, 0 or more."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be 0 or more seconds, got {text}")
+    return value
+
+
 def port_number(text: str) -> int:
     """A TCP port to listen on: 1 to 65535, or 0 for one the system chooses (printed when serving)."""
     value = whole_number(text)
@@ -436,7 +447,7 @@ def args_submit(p: argparse.ArgumentParser) -> None:
     p.add_argument("--method", default="", help="the method's name, shown on the board")
     p.add_argument("--description", default="", help="a longer description of the method, shown to the team")
     p.add_argument("--wait", action="store_true", help="wait for the result and print it")
-    p.add_argument("--timeout", type=float, default=3600.0, help="with --wait: seconds to wait at most")
+    p.add_argument("--timeout", type=seconds, default=3600.0, help="with --wait: seconds to wait at most")
 
 
 def args_submissions(p: argparse.ArgumentParser) -> None:
