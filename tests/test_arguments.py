@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from segbench.commands.arguments import (DEFAULT_CONFIG, add_frames, add_model, add_renamed, input_path, named_paths,
-                                         output_path, port_number, positive_int, seconds)
+                                         output_path, port_number, positive_int, seconds,
+                                         seed_number)
 
 
 def parser(*adders) -> argparse.ArgumentParser:
@@ -46,7 +47,8 @@ def test_model_arguments_default_to_the_project_config():
     (port_number, "65536", "a port is 0 to 65535, got 65536"), (port_number, "-1", "a port is 0 to 65535, got -1"),
     (port_number, "http", "'http' is not an integer"), (seconds, "-1", "must be 0 or more seconds, got -1"),
     (seconds, "nan", "must be 0 or more seconds, got nan"), (seconds, "inf", "must be 0 or more seconds, got inf"),
-    (seconds, "10s", "'10s' is not a number of seconds"),
+    (seconds, "10s", "'10s' is not a number of seconds"), (seed_number, "-1", "a seed is 0 or more, got -1"),
+    (seed_number, "0.5", "'0.5' is not an integer"),
 ])
 def test_a_number_argument_refuses_what_is_out_of_its_range(kind, text, problem):
     with pytest.raises(argparse.ArgumentTypeError) as refused:
@@ -54,10 +56,11 @@ def test_a_number_argument_refuses_what_is_out_of_its_range(kind, text, problem)
     assert str(refused.value) == problem
 
 
-def test_a_count_is_1_or_more_a_port_0_for_one_the_system_chooses_and_a_duration_0_or_more():
+def test_a_count_is_1_or_more_a_port_0_for_one_the_system_chooses_a_duration_and_a_seed_0_or_more():
     assert (positive_int("1"), positive_int("640"), positive_int(" 8 ")) == (1, 640, 8)
     assert (port_number("0"), port_number("8000"), port_number("65535")) == (0, 8000, 65535)
     assert (seconds("0"), seconds("2.5"), seconds("3600")) == (0.0, 2.5, 3600.0)
+    assert (seed_number("0"), seed_number("42")) == (0, 42)
 
 
 def every_parser():

@@ -60,6 +60,14 @@ def positive_int(text: str) -> int:
     return value
 
 
+def seed_number(text: str) -> int:
+    """A random seed: a whole number, 0 or more (numpy's generators take no negative seed)."""
+    value = whole_number(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"a seed is 0 or more, got {value}")
+    return value
+
+
 def seconds(text: str) -> float:
     """A duration: a finite number of seconds, 0 or more."""
     try:
@@ -251,7 +259,7 @@ def args_uncertainty(p: argparse.ArgumentParser) -> None:
     p.add_argument("--frames", type=input_path, required=True,
                    help="the frame index (`segbench manifest --index-out`): each frame's group")
     p.add_argument("--resamples", type=positive_int, default=1000, help="bootstrap resamples of the units")
-    p.add_argument("--seed", type=int, default=0, help="the bootstrap's random seed")
+    p.add_argument("--seed", type=seed_number, default=0, help="the bootstrap's random seed")
     p.add_argument("--out", type=output_path, required=True, help="the file written")
 
 
@@ -262,7 +270,7 @@ def args_slices(p: argparse.ArgumentParser) -> None:
     p.add_argument("--slicings", help="a config benchmark entry's `slices` list as JSON (as the workflow passes it): "
                                       "in place of the benchmark's own; '[]' slices nothing")
     p.add_argument("--resamples", type=positive_int, default=1000, help="bootstrap resamples of the units")
-    p.add_argument("--seed", type=int, default=0, help="the bootstrap's random seed")
+    p.add_argument("--seed", type=seed_number, default=0, help="the bootstrap's random seed")
     p.add_argument("--out", type=output_path, required=True, help="the file written")
 
 
