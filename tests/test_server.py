@@ -14,8 +14,9 @@ import sys
 import pytest
 import requests
 from server_fixtures import (BACKENDS, BENCHMARK, DATA, MANIFEST, PHASE, SPLIT, Deployment, as_process, environment,
-                             make_upload, segbench)
+                             in_process, make_upload, segbench)
 
+from segbench.commands import cli
 from segbench.protocols.definitions import load_benchmark
 from segbench.records.countsio import read_counts
 from segbench.server.store import FolderStore
@@ -242,15 +243,16 @@ def test_a_revoked_token_opens_nothing(served, upload):
     assert served.upload(token, upload.read_bytes())[0] == 401 and served.rows("submissions") == submissions
 
 
-def test_a_new_token_replaces_the_old_one_and_its_sessions_and_keeps_the_submissions(served, upload):
-    old = segbench("server", "add-team", "delta", "--db", served.db).stdout.strip().removeprefix("token for delta: ")
+def test_a_new_token_replaces_the_old_one_and_its_sessions_and_keeps_the_submissions(served, upload, capsys):
+    # the commands in this process (the same entry as the host's, without an interpreter start each)
+    old = in_process("server", "add-team", "delta", "--db", served.db).strip().removeprefix("token for delta: ")
     status, accepted = served.upload(old, upload.read_bytes(), "before-the-new-token")
     assert status == 201
     browser = requests.Session()
     csrf = page_csrf(browser, served.url + "/")
     assert browser.post(served.url + "/signin", data={"token": old, "csrf": csrf}, allow_redirects=False).status_code == 303
 
-    line = segbench("server", "new-token", "delta", "--db", served.db).stdout.strip()
+    line = in_process("server", "new-token", "delta", "--db", served.db).strip()
     assert line.startswith("token for delta: sbt_")
     new = line.removeprefix("token for delta: ")
     logs = "".join(log.read_text(errors="replace") for log in served.folder.glob("*.log"))
@@ -261,13 +263,14 @@ def test_a_new_token_replaces_the_old_one_and_its_sessions_and_keeps_the_submiss
     assert status == 200 and [s["id"] for s in listed["submissions"]] == [accepted["id"]]
 
     # revoked, then a new token: live again
-    segbench("server", "revoke-team", "delta", "--db", served.db)
+    in_process("server", "revoke-team", "delta", "--db", served.db)
     assert served.api("/submissions", new)[0] == 401
-    newer = segbench("server", "new-token", "delta", "--db", served.db).stdout.strip().removeprefix("token for delta: ")
+    newer = in_process("server", "new-token", "delta", "--db", served.db).strip().removeprefix("token for delta: ")
     assert served.api("/submissions", newer)[0] == 200
 
-    refused = segbench("server", "new-token", "nobody", "--db", served.db, check=False)
-    assert refused.returncode == 1 and refused.stderr == "segbench: error: no team named 'nobody'\n"
+    capsys.readouterr()
+    assert cli.main(["server", "new-token", "nobody", "--db", served.db]) == 1
+    assert capsys.readouterr().err == "segbench: error: no team named 'nobody'\n"
 
 
 def csp_sources(policy: str) -> dict[str, set[str]]:
