@@ -231,6 +231,13 @@ def test_signing_in_needs_the_sign_in_forms_csrf_token_and_a_live_token(served):
     assert browser.post(served.url + "/signin", data={"token": "sbt_wrong", "csrf": csrf},
                         allow_redirects=False).status_code == 401
     assert browser.get(served.url + "/team").status_code == 401
+    # the form's own mistakes answered as pages that say what to do
+    empty = browser.post(served.url + "/signin", data={"token": " ", "csrf": csrf}, allow_redirects=False)
+    assert empty.status_code == 401 and "<pre>enter your team&#x27;s token (the one the host gave you)</pre>" in empty.text
+    long = browser.post(served.url + "/signin", data={"token": "t" * 5000, "csrf": csrf}, allow_redirects=False)
+    assert long.status_code == 400 and long.headers["content-type"].startswith("text/html")
+    assert "<pre>Field exceeded maximum size of 4KB.</pre>" in long.text
+    assert browser.get(served.url + "/team").status_code == 401
 
 
 def test_a_revoked_token_opens_nothing(served, upload):

@@ -44,9 +44,9 @@ def create_app(deployment: Deployment, processes: int = 1) -> FastAPI:
     async def _refused(request: Request, exc: SegbenchError):
         return browser.error_page(request, error_status(exc), str(exc)) or error(error_status(exc), str(exc))
 
-    @app.exception_handler(HTTPException)
+    @app.exception_handler(HTTPException)  # Starlette's own: no route, a form part over its size, ...
     async def _http(request: Request, exc: HTTPException):
-        return error(exc.status_code, str(exc.detail))
+        return browser.error_page(request, exc.status_code, str(exc.detail)) or error(exc.status_code, str(exc.detail))
 
     @app.exception_handler(OperationalError)
     async def _database_down(request: Request, exc: OperationalError):

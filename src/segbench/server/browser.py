@@ -82,7 +82,9 @@ async def signin(request: Request):
     form = await request.form(max_files=0, max_fields=4, max_part_size=4096)
     check_csrf(request.cookies.get(SIGNIN), form.get("csrf"))
     token = form.get("token")
-    team = await run_in_threadpool(team_of_token, request, token if isinstance(token, str) else None)
+    if not isinstance(token, str) or not token.strip():
+        raise ApiError(401, "enter your team's token (the one the host gave you)")
+    team = await run_in_threadpool(team_of_token, request, token)
 
     def open_session() -> str:
         with deployment_of(request).sessions() as session:
