@@ -7,6 +7,7 @@ from __future__ import annotations
 import http.client
 import os
 import signal
+import socket
 import time
 from pathlib import Path
 
@@ -14,7 +15,7 @@ import pytest
 from server_fixtures import BENCHMARK, PHASE, Deployment
 
 from segbench.errors import SegbenchError
-from segbench.server.host import serve
+from segbench.server.host import init, serve
 from segbench.server.settings import Settings
 
 BOARD = f"/api/v1/benchmarks/{BENCHMARK}/phases/{PHASE}/leaderboard"
@@ -87,3 +88,13 @@ def test_more_processes_than_the_smallest_rate_limit_or_none_are_refused_before_
     with pytest.raises(SegbenchError, match=rf"^--processes {processes}: from 1 to the smallest rate limit \(3\)$"):
         serve(f"sqlite:///{tmp_path / 'none.db'}", "127.0.0.1", 0, Settings(uploads_per_hour=3), processes)
     assert not (tmp_path / "none.db").exists()
+
+
+def test_a_port_in_use_is_refused_naming_it(tmp_path):
+    db = f"sqlite:///{tmp_path / 'server.db'}"
+    init(db, str(tmp_path / "store"))
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        with pytest.raises(SegbenchError) as refused:
+            serve(db, "127.0.0.1", port, Settings(), 1)
+    assert str(refused.value) == f"--host 127.0.0.1 --port {port}: cannot listen there (Address already in use)"

@@ -4,6 +4,7 @@ subcommands (`rescore` is server/rescore.py's)."""
 
 from __future__ import annotations
 
+import os
 import secrets
 import socket
 import tempfile
@@ -130,7 +131,10 @@ def serve(db_url: str, host: str, port: int, settings: Settings = DEFAULTS, proc
         print(f"phase {line}", flush=True)
     # Bound here, so that port 0 (any free port) can be announced before the first request: who
     # started the server reads the address from this line, with no port probed and freed first.
-    listening = socket.create_server((host, port))
+    try:
+        listening = socket.create_server((host, port))
+    except OSError as exc:  # in use, an address of no interface here, a port below 1024 without the right
+        raise SegbenchError(f"--host {host} --port {port}: cannot listen there ({os.strerror(exc.errno) if exc.errno else exc})") from None
     print(f"{SERVING}http://{host}:{listening.getsockname()[1]}", flush=True)
     if processes == 1:
         serve_on(deployment, listening, 1)
