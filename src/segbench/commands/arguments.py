@@ -6,8 +6,10 @@ lists, which the commands check against each other before they start (segbench.i
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from ..io.overlap import Named
@@ -52,20 +54,20 @@ def whole_number(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
 
 
-def positive_int(text: str) -> int:
-    """An argument that must be a whole number above zero (a size, a batch)."""
-    value = whole_number(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {value}")
-    return value
+def whole_number_within(least: int, most: float, problem: str) -> Callable[[str], int]:
+    """An argument type: a whole number from `least` to `most`, else `problem` with the value."""
+    def parse(text: str) -> int:
+        value = whole_number(text)
+        if not least <= value <= most:
+            raise argparse.ArgumentTypeError(f"{problem}, got {value}")
+        return value
+
+    return parse
 
 
-def seed_number(text: str) -> int:
-    """A random seed: a whole number, 0 or more (numpy's generators take no negative seed)."""
-    value = whole_number(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"a seed is 0 or more, got {value}")
-    return value
+positive_int = whole_number_within(1, math.inf, "must be a positive integer")  # a size, a batch
+seed_number = whole_number_within(0, math.inf, "a seed is 0 or more")  # numpy's generators take no negative seed
+port_number = whole_number_within(0, 65535, "a port is 0 to 65535")  # 0: one the system chooses (printed when serving)
 
 
 def seconds(text: str) -> float:
@@ -74,16 +76,8 @@ def seconds(text: str) -> float:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not 0 <= value < float("inf"):
+    if not 0 <= value < math.inf:
         raise argparse.ArgumentTypeError(f"must be 0 or more seconds, got {text}")
-    return value
-
-
-def port_number(text: str) -> int:
-    """A TCP port to listen on: 1 to 65535, or 0 for one the system chooses (printed when serving)."""
-    value = whole_number(text)
-    if not 0 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"a port is 0 to 65535, got {value}")
     return value
 
 

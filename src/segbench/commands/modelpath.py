@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from fnmatch import fnmatchcase
 from pathlib import Path
 
 from ..errors import SegbenchError
@@ -10,6 +11,10 @@ from ..io.archives import ARCHIVE_SUFFIXES, is_archive
 
 HF_WEIGHTS = ("*.safetensors", "pytorch_model*.bin", "*.pth")
 MODEL_FILES = ("*.pt", "*.ts", "*.torchscript", "*.onnx")  # models of the other kinds: one file each
+
+
+def matching(names: list[str], patterns: tuple[str, ...]) -> list[str]:
+    return [name for name in names if any(fnmatchcase(name, pattern) for pattern in patterns)]
 
 
 def checkpoint_kind(path: Path) -> str:
@@ -22,13 +27,14 @@ def checkpoint_kind(path: Path) -> str:
     if path.is_dir():
         if (path / "config.json").is_file():
             return "hf"
-        weights = sorted(p.name for pattern in HF_WEIGHTS for p in path.glob(pattern))
+        names = sorted(p.name for p in path.iterdir())  # listed once: a folder of masks may hold thousands
+        weights = matching(names, HF_WEIGHTS)
         if weights:
             raise SegbenchError(
                 f"{path}: holds model weights ({', '.join(weights[:3])}) but no config.json: a Hugging Face model "
                 "folder needs its config.json (or pass --checkpoint-kind)"
             )
-        models = sorted(p.name for pattern in MODEL_FILES for p in path.glob(pattern))
+        models = matching(names, MODEL_FILES)
         if models:
             raise SegbenchError(f"{path}: a folder of models ({', '.join(models[:3])}{', ...' if len(models) > 3 else ''}),"
                                 " not a model or a folder of masks: name one model's file")

@@ -27,6 +27,11 @@ def error(status: int, message: str) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=status)
 
 
+def refusal(request: Request, status: int, message: str):
+    """A refusal as a page on the browser's routes, as JSON on the API's."""
+    return browser.error_page(request, status, message) or error(status, message)
+
+
 def create_app(deployment: Deployment, processes: int = 1) -> FastAPI:
     """The app of one of `processes` server processes (each counts its share of the rate limits)."""
     app = FastAPI(title="segbench hosted evaluation", version=__version__, docs_url=None, redoc_url=None,
@@ -38,15 +43,15 @@ def create_app(deployment: Deployment, processes: int = 1) -> FastAPI:
 
     @app.exception_handler(ApiError)
     async def _api_error(request: Request, exc: ApiError):
-        return browser.error_page(request, exc.status, exc.message) or error(exc.status, exc.message)
+        return refusal(request, exc.status, exc.message)
 
     @app.exception_handler(SegbenchError)
     async def _refused(request: Request, exc: SegbenchError):
-        return browser.error_page(request, error_status(exc), str(exc)) or error(error_status(exc), str(exc))
+        return refusal(request, error_status(exc), str(exc))
 
     @app.exception_handler(HTTPException)  # Starlette's own: no route, a form part over its size, ...
     async def _http(request: Request, exc: HTTPException):
-        return browser.error_page(request, exc.status_code, str(exc.detail)) or error(exc.status_code, str(exc.detail))
+        return refusal(request, exc.status_code, str(exc.detail))
 
     @app.exception_handler(OperationalError)
     async def _database_down(request: Request, exc: OperationalError):

@@ -15,21 +15,13 @@ from .pages import board_page, frame
 INLINE = re.compile(r"<(style|script)>(.*?)</\1>", re.S)
 
 
-def inline_sources(html: str) -> dict[str, set[str]]:
-    """'style'/'script' -> the CSP sources ('sha256-...') of the page's inline blocks."""
-    found: dict[str, set[str]] = {"style": set(), "script": set()}
-    for kind, text in INLINE.findall(html):
-        digest = base64.b64encode(hashlib.sha256(text.encode()).digest()).decode()
-        found[kind].add(f"'sha256-{digest}'")
-    return found
-
-
 def content_security_policy() -> str:
-    """The policy of every page: the inline blocks of the two page layouts (their texts are constants)."""
+    """The policy of every page: the SHA-256 of each inline block of the two page layouts (their
+    texts are constants)."""
     sources: dict[str, set[str]] = {"style": set(), "script": set()}
     for html in (frame("", ""), board_page("", "", [], "")):
-        for kind, found in inline_sources(html).items():
-            sources[kind] |= found
+        for kind, text in INLINE.findall(html):
+            sources[kind].add(f"'sha256-{base64.b64encode(hashlib.sha256(text.encode()).digest()).decode()}'")
     return ("default-src 'none'; " + "".join(f"{kind}-src {' '.join(sorted(found))}; " for kind, found in sources.items())
             + "form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 
