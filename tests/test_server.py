@@ -310,3 +310,21 @@ def test_every_response_carries_the_browser_protections_and_the_pages_run_only_t
         assert not re.search(r"<[^>]*\s(style|on[a-z]+)\s*=", response.text), response.url
     board = responses[3].text
     assert "<script>" in board and "<style>" in board  # the board's sorting script and its style both checked
+
+
+def test_every_get_answers_head_with_its_head_alone_and_a_405_names_the_methods_allowed(served, upload):
+    browser = signed_in_browser(served, "alpha")
+    for path in ("/", "/team", f"/boards/{BENCHMARK}/{PHASE}", f"/api/v1/benchmarks/{BENCHMARK}/phases/{PHASE}/leaderboard",
+                 "/api/v1/phases"):
+        got, head = browser.get(served.url + path), browser.head(served.url + path)
+        assert (got.status_code, head.status_code, head.content) == (200, 200, b""), path
+        for header in ("content-type", "content-length", "etag"):
+            assert head.headers.get(header) == got.headers.get(header), (path, header)
+    put = requests.put(f"{served.url}/api/v1/phases")
+    assert (put.status_code, put.headers["allow"], put.json()) == (
+        405, "GET, HEAD", {"error": "PUT is not allowed on /api/v1/phases (it takes GET, HEAD)"})
+    page = browser.delete(f"{served.url}/team")
+    assert (page.status_code, page.headers["allow"]) == (405, "GET, HEAD")
+    assert "<pre>DELETE is not allowed on /team (it takes GET, HEAD)</pre>" in page.text
+    missing = requests.get(f"{served.url}/api/v1/nothing-here")
+    assert (missing.status_code, missing.json()) == (404, {"error": "nothing at /api/v1/nothing-here"})

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, Response
 from sqlalchemy import Row, select
 from sqlalchemy.orm import joinedload
@@ -19,9 +19,10 @@ from .board_cache import Encoded, encoded
 from .models import Phase, Submission, SupersededDataset
 from .parts import PRIVATE, PUBLIC
 from .web import (ApiError, accept_upload, board_state, check_upload_type, deployment_of, encoded_response, find_phase,
-                  own_submission, own_submissions, require_host, require_team, select_submission, submission_view)
+                  known_query, own_submission, own_submissions, require_host, require_team, select_submission,
+                  submission_view)
 
-router = APIRouter(prefix="/api/v1")
+router = APIRouter(prefix="/api/v1", dependencies=[Depends(known_query)])
 
 
 @router.post("/benchmarks/{benchmark}/phases/{phase}/submissions", status_code=201)

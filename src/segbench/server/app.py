@@ -6,9 +6,10 @@ from __future__ import annotations
 import sys
 import traceback
 
-from fastapi import FastAPI, Request
+from fastapi import APIRouter, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from fastapi.routing import APIRoute
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException
@@ -23,13 +24,36 @@ from .shared_reads import SharedReads
 from .web import ApiError, Limits, error_status
 
 
-def error(status: int, message: str) -> JSONResponse:
-    return JSONResponse({"error": message}, status_code=status)
+def error(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status, headers=headers)
 
 
-def refusal(request: Request, status: int, message: str):
+def refusal(request: Request, status: int, message: str, headers: dict[str, str] | None = None):
     """A refusal as a page on the browser's routes, as JSON on the API's."""
-    return browser.error_page(request, status, message) or error(status, message)
+    return browser.error_page(request, status, message, headers) or error(status, message, headers)
+
+
+def routing_refusal(request: Request, exc: HTTPException) -> tuple[str, dict[str, str] | None]:
+    """(message, headers) of Starlette's own refusal: no route at the path (404), or a method the
+    path does not take (405, with the Allow header RFC 9110 requires, its methods sorted); any other
+    (a form part over its size, ...) as Starlette words it."""
+    path = request.url.path
+    if exc.status_code == 404:
+        return f"nothing at {path}", exc.headers
+    if exc.status_code == 405 and exc.headers and "Allow" in exc.headers:
+        allowed = ", ".join(sorted(m.strip() for m in exc.headers["Allow"].split(",")))
+        return f"{request.method} is not allowed on {path} (it takes {allowed})", {**exc.headers, "Allow": allowed}
+    return str(exc.detail), exc.headers
+
+
+def answering_head(router: APIRouter) -> APIRouter:
+    """The router, each of its GET routes answering HEAD too (RFC 9110: a general-purpose server
+    supports both): the handler runs as for GET and uvicorn sends the head alone. FastAPI's routes
+    take only the methods they name (Starlette's plain routes add HEAD themselves)."""
+    for route in router.routes:
+        if isinstance(route, APIRoute) and "GET" in route.methods:
+            route.methods.add("HEAD")
+    return router
 
 
 def create_app(deployment: Deployment, processes: int = 1) -> FastAPI:
@@ -51,7 +75,7 @@ def create_app(deployment: Deployment, processes: int = 1) -> FastAPI:
 
     @app.exception_handler(HTTPException)  # Starlette's own: no route, a form part over its size, ...
     async def _http(request: Request, exc: HTTPException):
-        return refusal(request, exc.status_code, str(exc.detail))
+        return refusal(request, exc.status_code, *routing_refusal(request, exc))
 
     @app.exception_handler(OperationalError)
     async def _database_down(request: Request, exc: OperationalError):
@@ -73,7 +97,7 @@ def create_app(deployment: Deployment, processes: int = 1) -> FastAPI:
         fields = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
         return error(422, f"invalid request: {fields}")
 
-    app.include_router(api.router)
-    app.include_router(browser.router)
+    app.include_router(answering_head(api.router))
+    app.include_router(answering_head(browser.router))
     app.add_middleware(SecurityHeaders)
     return app

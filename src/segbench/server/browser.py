@@ -29,11 +29,12 @@ SESSION, SIGNIN = "segbench_session", "segbench_signin"
 CHUNK = 1 << 20
 
 
-def error_page(request: Request, status: int, message: str) -> HTMLResponse | None:
+def error_page(request: Request, status: int, message: str,
+               headers: dict[str, str] | None = None) -> HTMLResponse | None:
     """An error as a page for the browser's routes; None for the API's (they answer JSON)."""
     if request.url.path.startswith("/api/"):
         return None
-    return HTMLResponse(frame(f"error {status}", f"<pre>{escape(message)}</pre>"), status_code=status)
+    return HTMLResponse(frame(f"error {status}", f"<pre>{escape(message)}</pre>"), status_code=status, headers=headers)
 
 
 def signed_in(request: Request) -> BrowserSession | None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import unicodedata
+from collections import Counter
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -46,6 +47,20 @@ class Limits:
         settings = deployment.settings
         self.requests = RateLimit(settings.requests_per_minute // processes, 60.0)
         self.uploads = RateLimit(settings.uploads_per_hour // processes, 3600.0)
+
+
+async def known_query(request: Request) -> None:
+    """Every query parameter is one the route declares, given once: a misspelt `method` would
+    otherwise be dropped without a word (the upload named by nothing), and of a repeated one the
+    framework would keep one value silently. Checked before the route reads anything."""
+    route = request.scope["route"]
+    takes = [field.alias for field in route.dependant.query_params]
+    for name, times in Counter(name for name, _ in request.query_params.multi_items()).items():
+        if name not in takes:
+            accepted = f"it takes {', '.join(takes)}" if takes else "it takes none"
+            raise ApiError(400, f"query parameter {name!r}: not one {route.path} takes ({accepted})")
+        if times > 1:
+            raise ApiError(400, f"query parameter {name!r}: given {times} times; give it once")
 
 
 def deployment_of(request: Request) -> Deployment:
