@@ -17,8 +17,10 @@ from server_fixtures import (BACKENDS, BENCHMARK, DATA, MANIFEST, PHASE, SPLIT, 
                              in_process, make_upload, segbench)
 
 from segbench.commands import cli
+from segbench.errors import SegbenchError
 from segbench.protocols.definitions import load_benchmark
 from segbench.records.countsio import read_counts
+from segbench.server import client
 from segbench.server.store import FolderStore
 from segbench.steps.metrics import document
 
@@ -168,6 +170,22 @@ def test_the_client_submits_with_the_token_from_the_environment_and_waits(served
     result = json.loads(rest)
     assert (result["id"], result["status"], result["method"]) == (submission_id, "scored", "cli")
     assert served.api(f"/submissions/{submission_id}", "beta")[1] == result
+
+
+@pytest.mark.parametrize(("token", "phase", "refusal"), [
+    ("sbt_wrong", PHASE, "refused (401): the token is not a live team's"),
+    ("beta", "nope", f"refused (404): no phase 'nope' of benchmark '{BENCHMARK}'"),
+    ("beta", PHASE, f"refused (413): upload.zip: more than the upload limit of {LIMIT} bytes")])
+def test_the_client_reports_a_refusal_given_before_a_large_upload_is_sent(served, tmp_path, token, phase, refusal):
+    """16 MB, more than the connection's buffers: without `Expect: 100-continue` the server's early
+    answer and close met a body still being sent, and `submit` said "cannot reach the server"."""
+    large = tmp_path / "upload.zip"
+    large.write_bytes(b"\0" * (16 << 20))
+    submissions = served.rows("submissions")
+    with pytest.raises(SegbenchError) as info:
+        client.submit(served.url, served.tokens.get(token, token), BENCHMARK, phase, large)
+    assert str(info.value) == f"{served.url}: {refusal}"
+    assert served.rows("submissions") == submissions
 
 
 def signed_in_browser(served, team: str):

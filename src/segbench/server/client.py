@@ -4,19 +4,23 @@ carrying its message."""
 
 from __future__ import annotations
 
+import http.client
 import json
+import select
+import ssl
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from ..errors import SegbenchError
 from ..io.oserrors import file_error
 
 DONE = ("scored", "failed")
 TIMEOUT = 300.0  # seconds one request may take (an upload's intake decodes every mask)
+CONTINUE_WAIT = 1.0  # seconds to wait for "100 Continue" before sending the body anyway (curl's default)
 
 
 def request(server: str, token: str, path: str, method: str = "GET", body=None,
@@ -29,13 +33,85 @@ def request(server: str, token: str, path: str, method: str = "GET", body=None,
         with urllib.request.urlopen(call, timeout=TIMEOUT) as response:
             return json.loads(response.read())
     except urllib.error.HTTPError as exc:
-        try:
-            message = json.loads(exc.read())["error"]
-        except (ValueError, KeyError, TypeError):
-            message = exc.reason
-        raise SegbenchError(f"{server}: refused ({exc.code}): {message}") from None
+        raise refused(server, exc.code, exc.read(), exc.reason) from None
     except (urllib.error.URLError, OSError) as exc:
-        raise SegbenchError(f"{server}: cannot reach the server ({getattr(exc, 'reason', exc)})") from None
+        raise unreachable(server, getattr(exc, "reason", exc)) from None
+
+
+def refused(server: str, status: int, body: bytes, reason: str) -> SegbenchError:
+    try:
+        message = json.loads(body)["error"]
+    except (ValueError, KeyError, TypeError):
+        message = reason
+    return SegbenchError(f"{server}: refused ({status}): {message}")
+
+
+def unreachable(server: str, reason: object) -> SegbenchError:
+    return SegbenchError(f"{server}: cannot reach the server ({reason})")
+
+
+def connection_to(url: urllib.parse.SplitResult) -> tuple[http.client.HTTPConnection, str]:
+    """(a connection for `url`, the request target), through the proxy the environment names for
+    its scheme as urllib's requests go (an https URL tunnelled by CONNECT)."""
+    target = url.path + (f"?{url.query}" if url.query else "")
+    https = url.scheme == "https"
+    proxy = urllib.request.getproxies().get(url.scheme)
+    if proxy and not urllib.request.proxy_bypass(url.hostname):
+        via = urllib.parse.urlsplit(proxy if "://" in proxy else f"http://{proxy}")
+        if not https:  # an http proxy takes the absolute URL
+            return http.client.HTTPConnection(via.hostname, via.port, timeout=TIMEOUT), url.geturl()
+        connection = http.client.HTTPSConnection(via.hostname, via.port, timeout=TIMEOUT)
+        connection.set_tunnel(url.hostname, url.port)
+        return connection, target
+    kind = http.client.HTTPSConnection if https else http.client.HTTPConnection
+    return kind(url.hostname, url.port, timeout=TIMEOUT), target
+
+
+def early_answer(connection: http.client.HTTPConnection) -> tuple[int, bytes, str] | None:
+    """The server's answer to a request head sent with `Expect: 100-continue`: None for "100
+    Continue" (or no word within CONTINUE_WAIT: send the body anyway, RFC 9110 10.1.1), else its
+    final answer (status, body, reason), given before the body was sent."""
+    sock = connection.sock
+    pending = isinstance(sock, ssl.SSLSocket) and sock.pending()
+    if not pending and not select.select([sock], [], [], CONTINUE_WAIT)[0]:
+        return None
+    with sock.makefile("rb") as head:  # the server sends nothing after a 100 until the body comes
+        version, status, *reason = head.readline(65537).decode("latin-1").split(None, 2)
+        headers = http.client.parse_headers(head)
+        if int(status) == 100:
+            return None
+        length = headers.get("Content-Length")
+        body = head.read(int(length)) if length and length.isdigit() else head.read()
+    return int(status), body, (reason or [""])[0].strip()
+
+
+def post_file(server: str, token: str, path: str, stream: BinaryIO, size: int) -> Any:
+    """POST a file's bytes, asking first (`Expect: 100-continue`): a server that will not take the
+    upload (a wrong token, a closed phase, a spent quota, over its size limit) says so from the
+    request's head before a byte of the body is sent. Without that, it answers and closes while a
+    large body is still being sent, and the client sees a reset connection, not the refusal."""
+    url = urllib.parse.urlsplit(server.rstrip("/") + path)
+    connection, target = connection_to(url)
+    try:
+        connection.putrequest("POST", target, skip_accept_encoding=True)
+        for name, value in (("Authorization", f"Bearer {token}"), ("Accept", "application/json"),
+                            ("Content-Type", "application/zip"), ("Content-Length", str(size)),
+                            ("Expect", "100-continue")):
+            connection.putheader(name, value)
+        connection.endheaders()
+        answer = early_answer(connection)
+        if answer is None:
+            connection.send(stream)
+            response = connection.getresponse()
+            answer = response.status, response.read(), response.reason
+    except (OSError, http.client.HTTPException, ValueError) as exc:
+        raise unreachable(server, exc) from None
+    finally:
+        connection.close()
+    status, body, reason = answer
+    if status >= 400:
+        raise refused(server, status, body, reason)
+    return json.loads(body)
 
 
 def submit(server: str, token: str, benchmark: str, phase: str, upload: Path, method: str = "",
@@ -50,8 +126,7 @@ def submit(server: str, token: str, benchmark: str, phase: str, upload: Path, me
     except OSError as exc:
         raise file_error(exc, upload, "upload") from None
     with stream:
-        return request(server, token, path, "POST", stream,
-                       {"Content-Type": "application/zip", "Content-Length": str(size)})
+        return post_file(server, token, path, stream, size)
 
 
 def submission(server: str, token: str, submission_id: str) -> dict[str, Any]:

@@ -1,0 +1,113 @@
+"""The client's upload (`segbench submit`): `Expect: 100-continue`, so a refusal the server gives
+from the request's head reaches the team, against small standard-library servers that answer
+the three ways a server may: 100 Continue then the answer, a final answer before the body, or
+no interim answer at all (an HTTP/1.0 server: the body is sent after the wait)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from segbench.errors import SegbenchError
+from segbench.server import client
+
+
+class Recorder(BaseHTTPRequestHandler):
+    """Answers a POST with the SHA-free facts of what it received: its Expect header and its body."""
+
+    protocol_version = "HTTP/1.1"  # http.server sends "100 Continue" for HTTP/1.1 requests that ask
+    received: list[tuple[str | None, bytes]]
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        self.received.append((self.headers.get("Expect"), body))
+        self.answer(201, {"id": "s1", "status": "queued", "path": self.path})
+
+    def answer(self, status: int, document: dict) -> None:
+        data = json.dumps(document).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+class Refuser(Recorder):
+    """Refuses from the head, as the segbench server refuses a wrong token, before any body."""
+
+    def handle_expect_100(self) -> bool:
+        self.answer(401, {"error": "the token is not a live team's"})
+        self.close_connection = True
+        return False
+
+
+class Silent(Recorder):
+    """An HTTP/1.0 server: no interim answer; reads the body when it comes."""
+
+    protocol_version = "HTTP/1.0"
+
+
+def serving(handler: type[Recorder]):
+    handler.received = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}"
+
+
+@pytest.fixture
+def upload(tmp_path) -> Path:
+    path = tmp_path / "upload.zip"
+    path.write_bytes(bytes(range(256)) * 40_000)  # 10 MB: more than a socket's buffers hold
+    return path
+
+
+@pytest.mark.parametrize("handler", [Recorder, Silent])
+def test_the_body_is_sent_after_100_continue_or_after_the_wait(handler, upload, monkeypatch):
+    monkeypatch.setattr(client, "CONTINUE_WAIT", 0.2)
+    server, url = serving(handler)
+    try:
+        answer = client.submit(url, "t", "painting-vision", "test", upload, "m 1")
+    finally:
+        server.shutdown()
+    assert answer == {"id": "s1", "status": "queued",
+                      "path": "/api/v1/benchmarks/painting-vision/phases/test/submissions?method=m+1&description="}
+    assert handler.received == [("100-continue", upload.read_bytes())]
+
+
+def test_a_refusal_from_the_head_is_read_before_the_body_is_sent(upload):
+    server, url = serving(Refuser)
+    try:
+        with pytest.raises(SegbenchError) as info:
+            client.submit(url, "t", "painting-vision", "test", upload)
+    finally:
+        server.shutdown()
+    assert str(info.value) == f"{url}: refused (401): the token is not a live team's"
+    assert Refuser.received == []
+
+
+def test_a_closed_port_cannot_be_reached(upload):
+    server, url = serving(Recorder)
+    server.server_close()
+    with pytest.raises(SegbenchError) as info:
+        client.submit(url, "t", "painting-vision", "test", upload)
+    assert str(info.value) == f"{url}: cannot reach the server ([Errno 111] Connection refused)"
+
+
+def test_the_upload_goes_through_the_environments_proxy(monkeypatch):
+    monkeypatch.setenv("http_proxy", "http://proxy.example:3128")
+    monkeypatch.setenv("https_proxy", "http://proxy.example:3129")
+    monkeypatch.delenv("no_proxy", raising=False)
+    plain, target = client.connection_to(client.urllib.parse.urlsplit("http://bench.example/api/v1/x?a=1"))
+    assert (plain.host, plain.port, target) == ("proxy.example", 3128, "http://bench.example/api/v1/x?a=1")
+    tunnelled, target = client.connection_to(client.urllib.parse.urlsplit("https://bench.example:8443/api/v1/x"))
+    assert (tunnelled.host, tunnelled.port, target) == ("proxy.example", 3129, "/api/v1/x")
+    monkeypatch.setenv("no_proxy", "bench.example")
+    direct, target = client.connection_to(client.urllib.parse.urlsplit("https://bench.example:8443/api/v1/x"))
+    assert (direct.host, direct.port, target) == ("bench.example", 8443, "/api/v1/x")
