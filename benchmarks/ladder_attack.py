@@ -160,7 +160,7 @@ def deployment(folder: Path, walls: int, frames_per_wall: int, teams: int, resam
     segbench("server", "init", "--db", db, "--store", str(folder / "store"))
     data, manifest = write_split(folder, walls, frames_per_wall)
     (folder / f"{SERVER_BENCHMARK}.yaml").write_text(PHASES)
-    segbench("server", "add-phase", "--db", db, "--benchmark", SERVER_BENCHMARK, "--name", SERVER_PHASE,
+    segbench("server", "add-phase", "--db", db, "--benchmark", SERVER_BENCHMARK, "--phase", SERVER_PHASE,
              "--data", str(data), "--dataset-manifest", str(manifest), "--phases", str(folder / f"{SERVER_BENCHMARK}.yaml"))
     tokens = {}
     for index in range(teams):

@@ -184,7 +184,7 @@ class Deployment:
         phases = folder / f"{BENCHMARK}.yaml"
         phases.write_text(phases_file)
         for name in phase_names:
-            command("server", "add-phase", "--db", self.db, "--benchmark", BENCHMARK, "--name", name, "--data",
+            command("server", "add-phase", "--db", self.db, "--benchmark", BENCHMARK, "--phase", name, "--data",
                     str(data), "--dataset-manifest", str(manifest), "--phases", str(phases),
                     *(("--baseline", str(baseline)) if baseline is not None else ()))
         self.tokens = {}

@@ -54,10 +54,10 @@ def served(tmp_path_factory):
     phases = deployment.folder / "both" / f"{BENCHMARK}.yaml"
     phases.parent.mkdir()
     phases.write_text(PHASES + MORE_PHASES)
-    in_process("server", "add-phase", "--db", deployment.db, "--benchmark", BENCHMARK, "--name", BLIND, "--data",
+    in_process("server", "add-phase", "--db", deployment.db, "--benchmark", BENCHMARK, "--phase", BLIND, "--data",
                str(DATA), "--dataset-manifest", str(MANIFEST), "--phases", str(phases))
     wide, manifest = wide_split(deployment)
-    in_process("server", "add-phase", "--db", deployment.db, "--benchmark", BENCHMARK, "--name", WIDE, "--data",
+    in_process("server", "add-phase", "--db", deployment.db, "--benchmark", BENCHMARK, "--phase", WIDE, "--data",
                str(wide), "--dataset-manifest", str(manifest), "--phases", str(phases))
     deployment.worker()
     yield deployment

@@ -86,6 +86,29 @@ def test_bad_arguments_get_one_line(tmp_path, pv_data, monkeypatch, capsys, argv
     assert sorted(tmp_path.rglob("*")) == before  # nothing written
 
 
+@pytest.mark.parametrize(("argv", "needle"), [
+    (["server", "add-phase", "--db", "sqlite:///s.db", "--phas", "test", "--data", "d", "--dataset-manifest", "m"],
+     "unrecognized arguments: --phas test"),  # argparse took it for --phase, and `--phase` for --phases
+    (["score", "--dat", "data", "--split", "test", "--out", "c.parquet"], "the following arguments are required: --data"),
+])
+def test_an_option_is_taken_only_as_spelt_in_full(tmp_path, monkeypatch, capsys, argv, needle):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 2 and needle in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())
+
+
+def test_add_phase_names_the_phase_with_phase_as_reveal_and_rescore_do():
+    server = next(a for a in parser()._actions if a.dest == "command").choices["server"]
+    actions = next(a for a in server._actions if a.dest == "server_command").choices
+    args = actions["add-phase"].parse_args(["--phase", "dev", "--phases", "p.yaml", "--data", ".",
+                                            "--dataset-manifest", "m.json"])
+    assert (args.phase, str(args.phases)) == ("dev", "p.yaml")
+    for name in ("reveal", "rescore"):
+        assert "--phase" in actions[name]._option_string_actions
+
+
 def test_identify_acts_on_the_spec_it_is_given_and_records_it(tmp_path):
     spec = {"name": "mine", "kind": "predictions", "path": str(tmp_path / "preds"), "label_space": "painting-vision-10"}
     predictions(tmp_path, wrong=False)

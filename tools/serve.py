@@ -51,7 +51,7 @@ def main() -> int:
     print(segbench("server", "init", "--db", db, "--store", str(folder / "store")).strip())
     benchmarks = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())["benchmarks"]
     for name, entry in benchmarks.items():
-        print(segbench("server", "add-phase", "--db", db, "--benchmark", name, "--name", PHASE,
+        print(segbench("server", "add-phase", "--db", db, "--benchmark", name, "--phase", PHASE,
                        "--data", str(ROOT / entry["data"]), "--dataset-manifest", str(ROOT / entry["manifest"])).strip())
     tokens = [segbench("server", "add-team", team, "--db", db).strip() for team in TEAMS]
     processes = []

@@ -10,6 +10,7 @@ import math
 import os
 import sys
 from collections.abc import Callable
+from typing import Any
 from pathlib import Path
 
 from ..io.overlap import Named
@@ -79,6 +80,15 @@ def seconds(text: str) -> float:
     if not 0 <= value < math.inf:
         raise argparse.ArgumentTypeError(f"must be 0 or more seconds, got {text}")
     return value
+
+
+class Parser(argparse.ArgumentParser):
+    """segbench's parsers, and their subcommands' (argparse makes those of the parent's class): an
+    option is taken only as spelt in full. argparse's default takes a prefix of a longer option
+    for it without a word: `server add-phase --phase test` set the phases file to `test`."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, allow_abbrev=False, **kwargs)
 
 
 class Renamed(argparse._StoreAction):
@@ -400,7 +410,7 @@ def args_server(p: argparse.ArgumentParser) -> None:
     phase = action("add-phase", "point a phase of a benchmark at its hidden split (data and manifest)")
     add_database(phase)
     add_benchmark(phase)
-    phase.add_argument("--name", default="test", help="the phase's name in the phases file (default: test)")
+    add_renamed(phase, "--phase", "--name", default="test", help="the phase's name in the phases file")
     phase.add_argument("--phases", type=input_path, help="the phases file (default: config/phases/BENCHMARK.yaml): the "
                                                    "phase's split, dates, quotas")
     phase.add_argument("--data", type=input_path, required=True, help="the hidden split's dataset folder (labels included)")

@@ -99,7 +99,7 @@ def command_list() -> str:
 
 
 def parser() -> argparse.ArgumentParser:
-    root = argparse.ArgumentParser(prog="segbench", description=__doc__.split("\n\n")[0],
+    root = arguments.Parser(prog="segbench", description=__doc__.split("\n\n")[0],
                                    epilog=command_list() + "\n\n`segbench COMMAND --help`: its flags (docs/cli.md)",
                                    formatter_class=argparse.RawDescriptionHelpFormatter)
     root.add_argument("--version", action="version", version=f"segbench {__version__}")

@@ -36,7 +36,7 @@ from ..steps.submission import built_record, inference_record
 from ..steps.uncertainty import manifest_groups, uncertainty_document
 from ..workflow.config import load_config
 from ..io.overlap import overlaps, refuse_overlaps
-from .arguments import Help, benchmark_names, input_path, named_paths, output_path, positive_int
+from .arguments import Help, Parser, benchmark_names, input_path, named_paths, output_path, positive_int
 from .modelpath import checkpoint_kind, model_name
 
 
@@ -59,7 +59,7 @@ def inference_block(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="benchmark.py", description=__doc__, formatter_class=Help,
+    p = Parser(prog="benchmark.py", description=__doc__, formatter_class=Help,
                                 epilog="The flags' convention, shared with `segbench`: docs/cli.md")
     p.add_argument("--data", type=input_path, required=True, help="dataset folder")
     evaluated = p.add_mutually_exclusive_group(required=True)

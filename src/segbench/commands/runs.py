@@ -342,7 +342,7 @@ def run_server(step: ModuleType, args: argparse.Namespace) -> None:
         step.revoke_team(db, args.name)
         print(f"team {args.name}: token revoked")
     elif args.server_command == "add-phase":
-        phase = step.add_phase(db, args.benchmark, args.name, args.data, args.dataset_manifest, args.baseline, args.phases)
+        phase = step.add_phase(db, args.benchmark, args.phase, args.data, args.dataset_manifest, args.baseline, args.phases)
         print(f"phase {phase.name} of {phase.benchmark}: split {phase.split}, dataset {phase.dataset_id}")
     elif args.server_command == "reveal":
         phase = step.reveal(db, args.benchmark, args.phase)
