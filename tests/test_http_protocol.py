@@ -81,7 +81,8 @@ def test_a_head_within_the_bound_is_served_and_a_longer_one_refused_unanswered_b
     assert answers(port, head(HEAD_LIMIT - 1024)).startswith(b"HTTP/1.1 200 ")
     refused = answers(port, head(200_000), chunk=1024)
     assert refused.startswith(b"HTTP/1.1 400 ") and b"content-type: application/json\r\n" in refused
-    assert refused.endswith(b'\r\n\r\n{"error": "Request line and headers too large."}')
+    assert refused.endswith(b'\r\n\r\n{"error":"Request line and headers too large."}')
+    assert b"x-content-type-options: nosniff\r\n" in refused and b"content-security-policy: default-src 'none'" in refused
     assert CALLS == [0]
 
 
@@ -89,7 +90,7 @@ def test_a_request_the_parser_refuses_is_answered_in_json(port):
     # A body longer than its Content-Length: the rest, parsed as the next request, is no request.
     refused = answers(port, b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nab\x00\x01 garbage\r\n\r\n")
     assert refused.startswith(b"HTTP/1.1 400 Bad Request\r\n") and b"content-type: application/json\r\n" in refused
-    assert refused.endswith(b'\r\n\r\n{"error": "Invalid HTTP request received."}')
+    assert refused.endswith(b'\r\n\r\n{"error":"Invalid HTTP request received."}')
 
 
 def test_each_request_of_a_kept_alive_connection_has_the_whole_bound_and_the_body_is_not_counted(port):

@@ -80,7 +80,7 @@ COMMANDS = [
             arguments.args_check_submission, runs.run_check_submission),
     Command("check-results", "workflow.results_check", "the results tree against dvc.lock: find (and remove) damaged outputs",
             arguments.args_check_results, runs.run_check_results, group="step"),
-    Command("server", "server.host", "the hosted evaluation: init, add-team, new-token, revoke-team, add-phase, reveal, rescore, run (the web app), worker",
+    Command("server", "server.host", "the hosted evaluation: its database and store, teams, phases, web app and workers",
             arguments.args_server, runs.run_server),
     Command("submit", "server.client", "send an upload to a hosted evaluation; print its id (and with --wait its result)",
             arguments.args_submit, runs.run_submit),

@@ -1,6 +1,6 @@
-"""The host's commands (`segbench server init | add-team | new-token | revoke-team | add-phase | reveal | rescore | run |
-worker`), each a function of its arguments; segbench.commands reaches them through its table of
-subcommands (`rescore` is server/rescore.py's)."""
+"""The host's commands (`segbench server ACTION`: commands/arguments.args_server lists them), each a
+function of its arguments; segbench.commands reaches them through its table of subcommands
+(`rescore` is server/rescore.py's)."""
 
 from __future__ import annotations
 

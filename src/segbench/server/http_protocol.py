@@ -9,12 +9,15 @@ connection, once they pass the same bound: read no further than the chunk that p
 
 What the protocol itself refuses (a head too large, a request it cannot parse: a body longer than
 its Content-Length, a malformed line) is answered as the app answers every error, a JSON
-`{"error": message}`, not uvicorn's plain text."""
+`{"error": message}` with the headers every answer carries (server/headers.py), not uvicorn's
+plain text."""
 
 from __future__ import annotations
 
 import json
 from importlib.util import find_spec
+
+from .headers import HEADERS
 
 HEAD_LIMIT = 16 * 1024  # h11's default bound on an incomplete event, which uvicorn keeps
 
@@ -34,8 +37,9 @@ if find_spec("httptools") is not None:
                 self.send_400_response("Request line and headers too large.")
 
         def send_400_response(self, msg: str) -> None:
-            body = json.dumps({"error": msg}).encode()
-            head = [b"HTTP/1.1 400 Bad Request", *(name + b": " + value for name, value in self.server_state.default_headers),
+            body = json.dumps({"error": msg}, separators=(",", ":")).encode()  # as the app's JSONResponse
+            headers = [*self.server_state.default_headers, *HEADERS]
+            head = [b"HTTP/1.1 400 Bad Request", *(name + b": " + value for name, value in headers),
                     b"content-type: application/json", b"content-length: %d" % len(body), b"connection: close"]
             self.transport.write(b"\r\n".join(head) + b"\r\n\r\n" + body)
             self.transport.close()
