@@ -227,6 +227,29 @@ def test_a_browser_signs_in_uploads_through_the_form_and_sees_its_submission(ser
     assert other.get(served.url + f"/submissions/{submission_id}").status_code == 404
 
 
+def test_the_form_takes_the_description_the_api_takes_in_any_script_and_says_what_it_refuses(served, tmp_path):
+    """4,000 characters of three UTF-8 bytes each (12,000 bytes) went past the form's 8 KB parts."""
+    browser = signed_in_browser(served, "beta")
+    csrf = page_csrf(browser, served.url + "/team")
+
+    def sent(description: str, upload: bytes = b"") -> requests.Response:
+        return browser.post(served.url + "/team/upload", data={"csrf": csrf, "phase": f"{BENCHMARK}/{PHASE}",
+                                                              "method": "cjk", "description": description},
+                            files={"upload": ("upload.zip", upload, "application/zip")}, allow_redirects=False)
+
+    accepted = sent("漢" * 4000, make_upload(tmp_path / "upload.zip", blank_rows=0.2).read_bytes())
+    assert accepted.status_code == 303, accepted.text
+    view = served.api(f"/submissions/{accepted.headers['location'].rsplit('/', 1)[1]}", "beta")[1]
+    assert view["description"] == "漢" * 4000
+    submissions = served.rows("submissions")
+    for description, message in (("漢" * 4001, "description: at most 4000 characters"),
+                                 ("𝔸" * 5000, "the upload form: Part exceeded maximum size of 15KB. (it takes 1 file(s), "
+                                              "8 fields, each text at most 4000 characters)")):
+        refused = sent(description)
+        assert refused.status_code == 400 and f"<pre>{message}</pre>" in refused.text
+    assert served.rows("submissions") == submissions
+
+
 @pytest.mark.parametrize("csrf", [None, "forged"])
 def test_a_form_without_its_csrf_token_changes_nothing(served, upload, csrf):
     browser = signed_in_browser(served, "beta")
@@ -254,7 +277,8 @@ def test_signing_in_needs_the_sign_in_forms_csrf_token_and_a_live_token(served):
     assert empty.status_code == 401 and "<pre>enter your team&#x27;s token (the one the host gave you)</pre>" in empty.text
     long = browser.post(served.url + "/signin", data={"token": "t" * 5000, "csrf": csrf}, allow_redirects=False)
     assert long.status_code == 400 and long.headers["content-type"].startswith("text/html")
-    assert "<pre>Field exceeded maximum size of 4KB.</pre>" in long.text
+    assert ("<pre>the sign-in form: Field exceeded maximum size of 1KB. (it takes 0 file(s), 4 fields, each text at "
+            "most 256 characters)</pre>") in long.text
     assert browser.get(served.url + "/team").status_code == 401
 
 

@@ -13,7 +13,8 @@ from html import escape
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
-from starlette.datastructures import UploadFile
+from starlette.datastructures import FormData, UploadFile
+from starlette.exceptions import HTTPException
 
 from . import accounts
 from .api import phase_board, phases
@@ -21,12 +22,24 @@ from .intake import TooLarge
 from .models import BrowserSession
 from .parts import PRIVATE, PUBLIC
 from .pages import board_page, frame, index_page, submission_page, team_page
-from .web import (ApiError, accept_upload, count_request, deployment_of, encoded_response, find_phase, own_submission,
-                  own_submissions, submission_view, team_of_token)
+from .web import (MAX_DESCRIPTION, MAX_METHOD, ApiError, accept_upload, count_request, deployment_of, encoded_response,
+                  find_phase, own_submission, own_submissions, submission_view, team_of_token)
 
 router = APIRouter()
 SESSION, SIGNIN = "segbench_session", "segbench_signin"
 CHUNK = 1 << 20
+TOKEN_FIELD = 256  # characters: a token (47) or a CSRF token (43), with room
+
+
+async def form_of(request: Request, what: str, files: int, fields: int, longest: int) -> FormData:
+    """A form's fields: at most `files` files and `fields` fields, each text field at most `longest`
+    characters (4 bytes each, UTF-8's widest, so a name in any script fits as the API takes it).
+    Starlette's refusal names no field: it is said with what the form takes."""
+    try:
+        return await request.form(max_files=files, max_fields=fields, max_part_size=4 * longest)
+    except HTTPException as exc:
+        raise ApiError(exc.status_code, f"the {what} form: {exc.detail} (it takes {files} file(s), "
+                                        f"{fields} fields, each text at most {longest} characters)") from None
 
 
 def error_page(request: Request, status: int, message: str,
@@ -80,7 +93,7 @@ def index(request: Request):
 
 @router.post("/signin")
 async def signin(request: Request):
-    form = await request.form(max_files=0, max_fields=4, max_part_size=4096)
+    form = await form_of(request, "sign-in", 0, 4, TOKEN_FIELD)
     check_csrf(request.cookies.get(SIGNIN), form.get("csrf"))
     token = form.get("token")
     if not isinstance(token, str) or not token.strip():
@@ -102,7 +115,7 @@ async def signin(request: Request):
 @router.post("/signout")
 async def signout(request: Request):
     current = await run_in_threadpool(require_session, request)
-    form = await request.form(max_files=0, max_fields=8, max_part_size=4096)
+    form = await form_of(request, "sign-out", 0, 8, TOKEN_FIELD)
     check_csrf(current.csrf, form.get("csrf"))
 
     def close() -> None:
@@ -146,8 +159,8 @@ async def chunks(upload: UploadFile) -> AsyncIterator[bytes]:
 async def team_upload(request: Request):
     current = await run_in_threadpool(require_session, request)
     settings = deployment_of(request).settings
-    form = await limited(request, settings.max_upload_bytes + 64 * 1024).form(max_files=1, max_fields=8,
-                                                                               max_part_size=8192)
+    form = await form_of(limited(request, settings.max_upload_bytes + 64 * 1024), "upload", 1, 8,
+                         max(MAX_METHOD, MAX_DESCRIPTION))
     check_csrf(current.csrf, form.get("csrf"))
     upload = form.get("upload")
     target = form.get("phase")
