@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import errno
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -148,3 +150,32 @@ def test_a_write_into_a_path_through_a_file(tmp_path):
 
 def errno_name(exc: OSError) -> str:
     return errno.errorcode[exc.errno]
+
+
+# A process writing to stdout until the reader has gone, then to a second pipe whose reader has gone.
+READER_GONE = """
+import os, sys
+from segbench.io.oserrors import output_reader_gone
+own_read, own_write = os.pipe()
+os.close(own_read)
+try:
+    os.write(own_write, b"x")
+except BrokenPipeError as exc:
+    print("another pipe:", output_reader_gone(exc), file=sys.stderr)
+try:
+    while True:
+        sys.stdout.write("line\\n" * 1000)
+        sys.stdout.flush()
+except BrokenPipeError as exc:
+    print("stdout:", output_reader_gone(exc), file=sys.stderr)
+"""
+
+
+def test_only_stdouts_own_broken_pipe_is_its_reader_gone_and_the_exit_stays_quiet():
+    """`segbench ... | head`: stdout's broken pipe ends the command quietly (cli.EXIT_READER_GONE);
+    a broken pipe of anything else is an error like any other."""
+    with subprocess.Popen([sys.executable, "-c", READER_GONE], stdout=subprocess.PIPE, stderr=subprocess.PIPE) as child:
+        child.stdout.read(10)
+        child.stdout.close()
+        _, err = child.communicate(timeout=60)
+    assert (child.returncode, err.decode()) == (0, "another pipe: False\nstdout: True\n")

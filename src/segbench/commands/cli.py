@@ -18,7 +18,7 @@ from types import ModuleType
 
 from .. import __version__
 from ..errors import AuditFailed, SegbenchError
-from ..io.oserrors import file_problem
+from ..io.oserrors import file_problem, output_reader_gone
 from ..io.overlap import refuse_overlaps
 from . import INTERRUPTED, arguments, runs
 
@@ -109,6 +109,9 @@ def parser() -> argparse.ArgumentParser:
     return root
 
 
+EXIT_READER_GONE = 128 + 13  # a shell's status for a process that SIGPIPE ended
+
+
 def main(argv: list[str] | None = None) -> int:
     root = parser()
     args = root.parse_args(argv)
@@ -127,6 +130,8 @@ def main(argv: list[str] | None = None) -> int:
         print(INTERRUPTED, file=sys.stderr)
         return 130
     except OSError as exc:  # the file system refused (read-only, full, permissions) outside a named write
+        if output_reader_gone(exc):
+            return EXIT_READER_GONE  # quiet, as a Unix tool is when `| head` has read enough
         print(f"segbench: error: {file_problem(exc, doing='access')}", file=sys.stderr)
         return 1
     return 0

@@ -6,6 +6,9 @@ whichever step met it: `PATH: data manifest not found`, `PATH: cannot write: rea
 from __future__ import annotations
 
 import errno
+import os
+import select
+import sys
 from pathlib import Path
 from typing import Literal
 
@@ -95,3 +98,20 @@ def file_error(exc: OSError | UnicodeDecodeError, path: Path | str | None = None
                doing: Doing = "read") -> SegbenchError:
     """file_problem's message as the error to raise (`raise file_error(exc, path) from None`)."""
     return SegbenchError(file_problem(exc, path, what, doing))
+
+
+def output_reader_gone(exc: BaseException) -> bool:
+    """Whether `exc` is the standard output's reader having gone (`segbench submissions | head`):
+    a broken pipe, and stdout's pipe is the broken one (poll reports an error on its write end).
+    Then the rest of the output goes nowhere, so that the interpreter's last flush is quiet too."""
+    if not isinstance(exc, BrokenPipeError):
+        return False
+    try:
+        poll = select.poll()
+        poll.register(sys.stdout.fileno(), select.POLLOUT)
+        gone = any(events & select.POLLERR for _, events in poll.poll(0))
+    except (OSError, ValueError):  # no stdout to ask (closed, or not a file)
+        return False
+    if gone:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return gone
