@@ -172,7 +172,7 @@ except BrokenPipeError as exc:
 
 
 def test_only_stdouts_own_broken_pipe_is_its_reader_gone_and_the_exit_stays_quiet():
-    """`segbench ... | head`: stdout's broken pipe ends the command quietly (cli.EXIT_READER_GONE);
+    """`segbench ... | head`: stdout's broken pipe ends the command quietly (EXIT_READER_GONE);
     a broken pipe of anything else is an error like any other."""
     with subprocess.Popen([sys.executable, "-c", READER_GONE], stdout=subprocess.PIPE, stderr=subprocess.PIPE) as child:
         child.stdout.read(10)

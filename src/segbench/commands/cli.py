@@ -18,7 +18,7 @@ from types import ModuleType
 
 from .. import __version__
 from ..errors import AuditFailed, SegbenchError
-from ..io.oserrors import file_problem, output_reader_gone
+from ..io.oserrors import EXIT_READER_GONE, file_problem, output_reader_gone
 from ..io.overlap import refuse_overlaps
 from . import INTERRUPTED, arguments, runs
 
@@ -107,9 +107,6 @@ def parser() -> argparse.ArgumentParser:
     for command in COMMANDS:  # no help= here: the epilog lists them, grouped
         command.arguments(sub.add_parser(command.name, description=command.help, formatter_class=arguments.Help))
     return root
-
-
-EXIT_READER_GONE = 128 + 13  # a shell's status for a process that SIGPIPE ended
 
 
 def main(argv: list[str] | None = None) -> int:

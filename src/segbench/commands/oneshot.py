@@ -21,7 +21,7 @@ from ..core.model_spec import ModelSpec
 from ..errors import AuditFailed, SegbenchError
 from ..io.fileio import write_json
 from ..io.heap import bound_retention
-from ..io.oserrors import file_problem
+from ..io.oserrors import EXIT_READER_GONE, file_problem, output_reader_gone
 from ..protocols.definitions import load_benchmark
 from ..stages.submission import write_records
 from ..steps.audit import run_audit
@@ -271,6 +271,8 @@ def main(argv: list[str] | None = None) -> int:
         message = "interrupted; no submission record was written"
         code = 130
     except OSError as exc:  # the file system refused (read-only, full, permissions) outside a named write
+        if output_reader_gone(exc):
+            return EXIT_READER_GONE  # quiet, as a Unix tool is when `| head` has read enough
         message = f"error: {file_problem(exc, doing='access')}"
         code = 1
     if before:

@@ -100,6 +100,9 @@ def file_error(exc: OSError | UnicodeDecodeError, path: Path | str | None = None
     return SegbenchError(file_problem(exc, path, what, doing))
 
 
+EXIT_READER_GONE = 128 + 13  # a shell's status for a process that SIGPIPE ended: a command's, then
+
+
 def output_reader_gone(exc: BaseException) -> bool:
     """Whether `exc` is the standard output's reader having gone (`segbench submissions | head`):
     a broken pipe, and stdout's pipe is the broken one (poll reports an error on its write end).
