@@ -214,6 +214,10 @@ def test_void_warnings_name_the_frame_the_count_and_the_space_s_void_values():
     assert void_warnings(IDD.space("idd-level3"), {"d/a": 3}) == [
         "frame d/a: 3 pixels predicted as void (26-255) in 'idd-level3', counted as misses"]
     assert void_warnings(IDD.space("idd-level3-misc"), {"d/a": 0}) == []  # misc (>= 26) is a class there
+    many = void_warnings(PV.ground_truth, {f"f{i:02d}": 1000 + i for i in range(25)})  # the first 20, then the rest
+    assert many[:20] == [f"frame f{i:02d}: {1000 + i:,} pixels predicted as void (255) in 'painting-vision-10', "
+                         "counted as misses" for i in range(20)]
+    assert many[20:] == ["... and 5 more frames with pixels predicted as void (5,110 pixels)"]  # 1020 + ... + 1024
 
 
 def zip_of(path: Path, members: dict[str, bytes]) -> Path:

@@ -36,7 +36,7 @@ from ..errors import SegbenchError
 from ..io.fileio import atomic_path
 from ..io.limits import LIMITS
 from ..io.maskio import PngHeader, decode_mask, image_size
-from ..io.problems import Problem, Problems, kind_of
+from ..io.problems import SHOWN, Problem, Problems, kind_of
 from ..records import provenance
 from ..records.intake import (OUTSIDE_SPACE, UNDECODABLE, WRONG_SIZE, check_prediction_header, mask_bytes,
                               mask_header, open_predictions, read_prediction)
@@ -73,10 +73,17 @@ def void_pixels(histogram: np.ndarray, space: LabelSpace) -> int:
 
 
 def void_warnings(space: LabelSpace, void: dict[str, int]) -> list[str]:
-    """One line per frame of `void` (frame id -> void pixels) that holds any."""
+    """One line per frame of `void` (frame id -> void pixels) that holds any, the first SHOWN of
+    them, then how many more and their pixels (a split of 4,000 frames is not 4,000 lines)."""
     values = value_ranges(space.void_values())
-    return [f"frame {frame}: {count:,} pixels predicted as void ({values}) in '{space.name}', counted as misses"
-            for frame, count in void.items() if count]
+    held = [(frame, count) for frame, count in void.items() if count]
+    lines = [f"frame {frame}: {count:,} pixels predicted as void ({values}) in '{space.name}', counted as misses"
+             for frame, count in held[:SHOWN]]
+    if len(held) > SHOWN:
+        rest = held[SHOWN:]
+        lines.append(f"... and {len(rest):,} more frames with pixels predicted as void "
+                     f"({sum(count for _, count in rest):,} pixels)")
+    return lines
 
 
 def value_ranges(values: np.ndarray) -> str:
