@@ -381,6 +381,7 @@ def run_submit(step: ModuleType, args: argparse.Namespace) -> None:
 
     server, token = client_args(args)
     accepted = step.submit(server, token, args.benchmark, args.phase, args.upload, args.method, args.description)
+    warn(accepted.get("warnings", []))  # as check-submission warns of the same upload
     print(accepted["id"], flush=True)
     if args.wait:
         result = step.wait(server, token, accepted["id"], args.timeout)

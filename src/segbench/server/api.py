@@ -20,7 +20,7 @@ from .models import Phase, Submission, SupersededDataset
 from .parts import PRIVATE, PUBLIC
 from .web import (ApiError, accept_upload, board_state, check_upload_type, deployment_of, encoded_response, find_phase,
                   known_query, own_submission, own_submissions, require_host, require_team, select_submission,
-                  submission_view)
+                  submission_view, warnings_of)
 
 router = APIRouter(prefix="/api/v1", dependencies=[Depends(known_query)])
 
@@ -32,7 +32,7 @@ async def upload(benchmark: str, phase: str, request: Request, method: str = "",
     check_upload_type(request)
     found = await run_in_threadpool(find_phase, request, benchmark, phase)
     submission = await accept_upload(request, team, found, request.stream(), method, description)
-    return {"id": submission.id, "status": submission.status}
+    return {"id": submission.id, "status": submission.status, "warnings": warnings_of(submission)}
 
 
 @router.get("/submissions")

@@ -22,6 +22,7 @@ transaction, claimed by a worker under a lease, finished only by the lease's hol
 
 from __future__ import annotations
 
+import json
 import secrets
 from collections.abc import Callable
 from datetime import datetime, timedelta
@@ -96,7 +97,7 @@ def refusal(session: Session, team: Team, phase: Phase, now: datetime, upload_sh
 
 
 def accept(session: Session, team: Team, phase: Phase, upload_sha256: str, upload_bytes: int, method: str,
-           description: str, code_version: str, stored) -> Submission:
+           description: str, code_version: str, stored, warnings: list[str] | None = None) -> Submission:
     """Insert the queued submission, in one transaction with the quota check; `stored()` puts the
     upload in the store inside that transaction (content-addressed, so an upload stored by a
     transaction that then fails is only an unreferenced object, never a visible submission)."""
@@ -116,7 +117,7 @@ def accept(session: Session, team: Team, phase: Phase, upload_sha256: str, uploa
     submission = Submission(id=secrets.token_hex(16), team_id=team.id, phase_id=phase.id, status=QUEUED,
                             method=method, description=description, upload_sha256=upload_sha256,
                             upload_bytes=upload_bytes, dataset_id=phase.dataset_id, created_at=now, attempts=0,
-                            code_version=code_version)
+                            code_version=code_version, warnings=json.dumps(warnings) if warnings else None)
     session.add(submission)
     session.commit()
     return submission

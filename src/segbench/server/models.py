@@ -155,6 +155,8 @@ class Submission(Base):
     rescore_of: Mapped[str | None] = mapped_column(ForeignKey("submissions.id"), nullable=True, index=True)
     # JSON list: the frames of the split that the upload has no mask for (status INCOMPLETE).
     not_predicted: Mapped[str | None] = mapped_column(Text, nullable=True)
+    # JSON list: what the intake warned of, as `segbench check-submission` does (void pixels); None: none.
+    warnings: Mapped[str | None] = mapped_column(Text, nullable=True)
 
     team: Mapped[Team] = relationship()
     phase: Mapped[Phase] = relationship()

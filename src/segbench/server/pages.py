@@ -104,7 +104,8 @@ def submission_page(view: dict[str, Any], team: str, csrf: str) -> str:
              ("scored", view["scored_at"]), ("dataset_id", view["dataset_id"]), ("upload SHA-256", view["upload_sha256"]),
              ("server code", view["code_version"]), ("error", view["error"]),
              ("selected", "yes" if view["selected"] else None), ("re-score of", view["rescore_of"]),
-             ("not predicted", None if view["not_predicted"] is None else ", ".join(view["not_predicted"]))]
+             ("not predicted", None if view["not_predicted"] is None else ", ".join(view["not_predicted"])),
+             ("warnings", "\n".join(view["warnings"]) or None)]
     if ladder is not None:
         facts += [("public score", released_text(ladder["public_score"], ladder["decimals"])), ("board", ladder["note"])]
     body = "<table class=\"detail\"><tbody>" + "".join(

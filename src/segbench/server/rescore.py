@@ -172,6 +172,7 @@ def switch(deployment: Deployment, phase: Phase, hidden: HiddenSplit, changes: L
                 id=secrets.token_hex(16), team_id=original.team_id, phase_id=phase.id, status=QUEUED,
                 method=original.method, description=original.description, upload_sha256=original.upload_sha256,
                 upload_bytes=original.upload_bytes, dataset_id=hidden.dataset_id, created_at=original.created_at,
-                attempts=0, code_version=CODE_VERSION, rescore_of=original.id, selected=original.selected))
+                attempts=0, code_version=CODE_VERSION, rescore_of=original.id, selected=original.selected,
+                warnings=original.warnings))
         session.commit()
     return Rescore(phase.benchmark, phase.name, phase.dataset_id, hidden.dataset_id, changes, len(originals), moved)

@@ -17,6 +17,7 @@ from sqlalchemy.orm import joinedload
 from starlette.concurrency import run_in_threadpool
 
 from ..errors import SegbenchError
+from ..stages.uploads import void_warnings
 from . import ledger
 from .accounts import is_host, team_of
 from .board_cache import Encoded
@@ -216,6 +217,11 @@ def check_upload_type(request: Request) -> None:
         raise ApiError(415, f"the body is {declared or 'undeclared'}: send the zip as {' or '.join(UPLOAD_TYPES)}")
 
 
+def warnings_of(submission: Submission) -> list[str]:
+    """What the intake warned of when it accepted the upload (check-submission's words)."""
+    return json.loads(submission.warnings) if submission.warnings else []
+
+
 def submission_view(submission: Submission) -> dict[str, Any]:
     """A submission as its own team sees it: status, provenance, its selection and, once scored,
     what the phase shows: before the reveal the Ladder's release on the public part (with
@@ -231,6 +237,7 @@ def submission_view(submission: Submission) -> dict[str, Any]:
         "upload_bytes": submission.upload_bytes, "code_version": submission.code_version, "error": submission.error,
         "selected": submission.selected, "rescore_of": submission.rescore_of,
         "not_predicted": None if submission.not_predicted is None else json.loads(submission.not_predicted),
+        "warnings": warnings_of(submission),
     }
     if submission.results is None:
         return view
@@ -263,12 +270,14 @@ async def accept_upload(request: Request, team: Team, phase: Phase, body: AsyncI
     received = await receive(body, limit)
     try:
         hidden = await run_in_threadpool(deployment.hidden, phase)
-        await run_in_threadpool(check, hidden, received.path)
+        summary = await run_in_threadpool(check, hidden, received.path)
+        warnings = void_warnings(hidden.benchmark.ground_truth, summary["void_pixels"])
 
         def insert() -> Submission:
             with deployment.sessions() as session:
                 return ledger.accept(session, team, phase, received.sha256, received.size, method, description,
-                                     CODE_VERSION, lambda: deployment.store.put(received.path, received.sha256))
+                                     CODE_VERSION, lambda: deployment.store.put(received.path, received.sha256),
+                                     warnings)
 
         return await run_in_threadpool(insert)
     finally:
