@@ -22,10 +22,10 @@ from .metric_values import ReportView, values
 def check_counts(benchmark: Benchmark, counts: FrameCounts, model_space: LabelSpace) -> None:
     """Refuse counts holding values outside the ground-truth or the model's label space."""
     problems = []
-    for side, values, space in (("ground truth", counts.gt, benchmark.ground_truth), ("prediction", counts.pred, model_space)):
-        bad = space.raw_lut()[values] == INVALID
+    for side, raw, space in (("ground truth", counts.gt, benchmark.ground_truth), ("prediction", counts.pred, model_space)):
+        bad = space.raw_lut()[raw] == INVALID
         for index in np.unique(counts.frame[bad]):
-            found = sorted({int(v) for v in values[bad & (counts.frame == index)]})
+            found = sorted({int(v) for v in raw[bad & (counts.frame == index)]})
             problems.append(f"frame {counts.frame_ids[index]}: {side} holds values {found} outside '{space.name}'")
     if problems:
         raise SegbenchError("invalid values in the confusion counts:\n  " + "\n  ".join(problems[:20]))

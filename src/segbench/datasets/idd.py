@@ -26,7 +26,7 @@ from pathlib import Path
 from ..errors import SegbenchError
 from ..io.fileio import sha256_file
 from ..protocols.idd.layout import GT_DIR, IMAGES_DIR, dataset_root
-from ..protocols.idd.masks import MASK_SUFFIX, POLYGONS_GLOB, POLYGONS_SUFFIX, RECORD, mask_path, polygons_path, read_record
+from ..protocols.idd.masks import MASK_SUFFIX, POLYGONS_GLOB, POLYGONS_SUFFIX, RECORD, polygons_path, read_record
 from .base import Frame
 from .format import DatasetFormat, FormatFinding
 

@@ -1,7 +1,7 @@
 """JSON Schema validation of data files, with errors that name the file and the field."""
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import Any

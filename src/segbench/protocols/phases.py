@@ -7,8 +7,6 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from pathlib import Path
 
-import yaml
-
 from ..core.phase import Phase
 from ..errors import SegbenchError
 from ..io.paths import config_dir
