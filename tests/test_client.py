@@ -6,6 +6,7 @@ no interim answer at all (an HTTP/1.0 server: the body is sent after the wait)."
 from __future__ import annotations
 
 import json
+import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -93,8 +94,9 @@ def test_a_refusal_from_the_head_is_read_before_the_body_is_sent(upload):
 
 
 def test_a_closed_port_cannot_be_reached(upload):
-    server, url = serving(Recorder)
-    server.server_close()
+    with socket.socket() as probe:  # a port nothing listens on once this is closed
+        probe.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{probe.getsockname()[1]}"
     with pytest.raises(SegbenchError) as info:
         client.submit(url, "t", "painting-vision", "test", upload)
     assert str(info.value) == f"{url}: cannot reach the server ([Errno 111] Connection refused)"
