@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import Depends, Request
 from fastapi.responses import JSONResponse, Response
 from sqlalchemy import Row, select
 from sqlalchemy.orm import joinedload
@@ -18,11 +18,11 @@ from .board import board_groups, board_json, scored
 from .board_cache import Encoded, encoded
 from .models import Phase, Submission, SupersededDataset
 from .parts import PRIVATE, PUBLIC
-from .web import (ApiError, accept_upload, board_state, check_upload_type, deployment_of, encoded_response, find_phase,
-                  known_query, own_submission, own_submissions, require_host, require_team, select_submission,
-                  submission_view, warnings_of)
+from .web import (ApiError, Router, accept_upload, board_state, check_upload_type, deployment_of, encoded_response,
+                  find_phase, known_query, own_submission, own_submissions, require_host, require_team,
+                  select_submission, submission_view, warnings_of)
 
-router = APIRouter(prefix="/api/v1", dependencies=[Depends(known_query)])
+router = Router(prefix="/api/v1", dependencies=[Depends(known_query)])
 
 
 @router.post("/benchmarks/{benchmark}/phases/{phase}/submissions", status_code=201)

@@ -6,10 +6,9 @@ from __future__ import annotations
 import sys
 import traceback
 
-from fastapi import APIRouter, FastAPI, Request
+from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from fastapi.routing import APIRoute
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException
@@ -44,16 +43,6 @@ def routing_refusal(request: Request, exc: HTTPException) -> tuple[str, dict[str
         allowed = ", ".join(sorted(m.strip() for m in exc.headers["Allow"].split(",")))
         return f"{request.method} is not allowed on {path} (it takes {allowed})", {**exc.headers, "Allow": allowed}
     return str(exc.detail), exc.headers
-
-
-def answering_head(router: APIRouter) -> APIRouter:
-    """The router, each of its GET routes answering HEAD too (RFC 9110: a general-purpose server
-    supports both): the handler runs as for GET and uvicorn sends the head alone. FastAPI's routes
-    take only the methods they name (Starlette's plain routes add HEAD themselves)."""
-    for route in router.routes:
-        if isinstance(route, APIRoute) and "GET" in route.methods:
-            route.methods.add("HEAD")
-    return router
 
 
 def create_app(deployment: Deployment, processes: int = 1) -> FastAPI:
@@ -97,7 +86,7 @@ def create_app(deployment: Deployment, processes: int = 1) -> FastAPI:
         fields = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
         return error(422, f"invalid request: {fields}")
 
-    app.include_router(answering_head(api.router))
-    app.include_router(answering_head(browser.router))
+    app.include_router(api.router)
+    app.include_router(browser.router)
     app.add_middleware(SecurityHeaders)
     return app

@@ -10,7 +10,7 @@ import secrets
 from collections.abc import AsyncIterator
 from html import escape
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import FormData, UploadFile
@@ -22,10 +22,10 @@ from .intake import TooLarge
 from .models import BrowserSession
 from .parts import PRIVATE, PUBLIC
 from .pages import board_page, frame, index_page, submission_page, team_page
-from .web import (MAX_DESCRIPTION, MAX_METHOD, ApiError, accept_upload, count_request, deployment_of, encoded_response,
-                  find_phase, own_submission, own_submissions, submission_view, team_of_token)
+from .web import (MAX_DESCRIPTION, MAX_METHOD, ApiError, Router, accept_upload, count_request, deployment_of,
+                  encoded_response, find_phase, own_submission, own_submissions, submission_view, team_of_token)
 
-router = APIRouter()
+router = Router()
 SESSION, SIGNIN = "segbench_session", "segbench_signin"
 CHUNK = 1 << 20
 TOKEN_FIELD = 256  # characters: a token (47) or a CSRF token (43), with room

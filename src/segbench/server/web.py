@@ -7,10 +7,10 @@ from __future__ import annotations
 import json
 import unicodedata
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
-from fastapi import Request
+from fastapi import APIRouter, Request
 from fastapi.responses import Response
 from sqlalchemy import Row, select
 from sqlalchemy.orm import joinedload
@@ -28,6 +28,18 @@ from .parts import PRIVATE, PUBLIC
 from .ratelimit import RateLimit
 
 MAX_METHOD, MAX_DESCRIPTION = 128, 4000
+
+
+class Router(APIRouter):
+    """The app's routers: each GET route answers HEAD too (RFC 9110: a general-purpose server
+    supports both), the handler run as for GET and the head alone sent by uvicorn. FastAPI's
+    routes take only the methods they name (Starlette's plain routes add HEAD themselves)."""
+
+    def add_api_route(self, path: str, endpoint: Callable[..., Any], *, methods: Sequence[str] | None = None,
+                      **kwargs: Any) -> None:
+        if methods is not None and "GET" in methods:
+            methods = [*methods, "HEAD"]
+        super().add_api_route(path, endpoint, methods=methods, **kwargs)
 
 
 class ApiError(Exception):
