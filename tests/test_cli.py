@@ -190,3 +190,25 @@ def test_audit_writes_its_reports_under_the_new_and_the_old_names(pv_data, tmp_p
     assert (tmp_path / "a.json").read_bytes() == (tmp_path / "b.json").read_bytes()
     assert (tmp_path / "a.txt").read_bytes() == (tmp_path / "b.txt").read_bytes()
     assert capsys.readouterr().err.count("is deprecated") == 2
+
+
+def test_submissions_lists_each_with_its_released_score_or_its_error(capsys):
+    """`segbench submissions`, a line each: the Ladder's release (with its digits) where the phase
+    shows scores, a failed upload's error (its first line)."""
+    from types import SimpleNamespace
+
+    from segbench.commands.runs import run_submissions
+
+    base = {"benchmark": "painting-vision", "phase": "test", "submitted_at": "2026-12-07T10:00:00Z", "error": None}
+    views = [{**base, "id": "a1", "status": "scored", "method": "m1",
+              "ladder": {"public_score": 0.7, "decimals": 2, "released": True, "note": "first score"}},
+             {**base, "id": "b2", "status": "scored", "method": "m2"},  # show_scores false: no ladder
+             {**base, "id": "c3", "status": "failed", "method": "m3", "error": "the workers stopped\nsecond line"},
+             {**base, "id": "d4", "status": "queued", "method": ""}]
+    step = SimpleNamespace(submissions=lambda server, token: views)
+    run_submissions(step, SimpleNamespace(server="http://127.0.0.1:8000", token="t"))
+    assert capsys.readouterr().out.splitlines() == [
+        "a1  painting-vision/test  scored   2026-12-07T10:00:00Z  m1  public 0.70 (first score)",
+        "b2  painting-vision/test  scored   2026-12-07T10:00:00Z  m2",
+        "c3  painting-vision/test  failed   2026-12-07T10:00:00Z  m3  error: the workers stopped",
+        "d4  painting-vision/test  queued   2026-12-07T10:00:00Z  "]
