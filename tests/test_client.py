@@ -49,6 +49,16 @@ class Refuser(Recorder):
         return False
 
 
+class Unexpecting(Recorder):
+    """Answers an expectation with 417 Expectation Failed (as an old proxy does), and takes the
+    upload sent again without one."""
+
+    def handle_expect_100(self) -> bool:
+        self.answer(417, {"error": "expectations are not supported"})
+        self.close_connection = True
+        return False
+
+
 class Silent(Recorder):
     """An HTTP/1.0 server: no interim answer; reads the body when it comes."""
 
@@ -80,6 +90,15 @@ def test_the_body_is_sent_after_100_continue_or_after_the_wait(handler, upload, 
     assert answer == {"id": "s1", "status": "queued",
                       "path": "/api/v1/benchmarks/painting-vision/phases/test/submissions?method=m+1&description="}
     assert handler.received == [("100-continue", upload.read_bytes())]
+
+
+def test_a_server_that_fails_the_expectation_is_sent_the_upload_again_without_it(upload):
+    server, url = serving(Unexpecting)
+    try:
+        answer = client.submit(url, "t", "painting-vision", "test", upload)
+    finally:
+        server.shutdown()
+    assert answer["id"] == "s1" and Unexpecting.received == [(None, upload.read_bytes())]
 
 
 def test_a_refusal_from_the_head_is_read_before_the_body_is_sent(upload):

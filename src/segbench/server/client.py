@@ -89,17 +89,30 @@ def post_file(server: str, token: str, path: str, stream: BinaryIO, size: int) -
     """POST a file's bytes, asking first (`Expect: 100-continue`): a server that will not take the
     upload (a wrong token, a closed phase, a spent quota, over its size limit) says so from the
     request's head before a byte of the body is sent. Without that, it answers and closes while a
-    large body is still being sent, and the client sees a reset connection, not the refusal."""
+    large body is still being sent, and the client sees a reset connection, not the refusal. A
+    server or proxy that does not do expectations (417) is sent the upload again without asking."""
+    status, body, reason = exchange(server, token, path, stream, size, expect=True)
+    if status == 417:
+        stream.seek(0)
+        status, body, reason = exchange(server, token, path, stream, size, expect=False)
+    if status >= 400:
+        raise refused(server, status, body, reason)
+    return json.loads(body)
+
+
+def exchange(server: str, token: str, path: str, stream: BinaryIO, size: int,
+             expect: bool) -> tuple[int, bytes, str]:
+    """(status, body, reason) of the POST of `stream`, on a connection of its own."""
     url = urllib.parse.urlsplit(server.rstrip("/") + path)
     connection, target = connection_to(url)
     try:
         connection.putrequest("POST", target, skip_accept_encoding=True)
         for name, value in (("Authorization", f"Bearer {token}"), ("Accept", "application/json"),
                             ("Content-Type", "application/zip"), ("Content-Length", str(size)),
-                            ("Expect", "100-continue")):
+                            *((("Expect", "100-continue"),) if expect else ())):
             connection.putheader(name, value)
         connection.endheaders()
-        answer = early_answer(connection)
+        answer = early_answer(connection) if expect else None
         if answer is None:
             connection.send(stream)
             response = connection.getresponse()
@@ -108,10 +121,7 @@ def post_file(server: str, token: str, path: str, stream: BinaryIO, size: int) -
         raise unreachable(server, exc) from None
     finally:
         connection.close()
-    status, body, reason = answer
-    if status >= 400:
-        raise refused(server, status, body, reason)
-    return json.loads(body)
+    return answer
 
 
 def submit(server: str, token: str, benchmark: str, phase: str, upload: Path, method: str = "",
