@@ -198,6 +198,7 @@ def test_submissions_lists_each_with_its_released_score_or_its_error(capsys):
     from types import SimpleNamespace
 
     from segbench.commands.runs import run_submissions
+    from segbench.server import client
 
     base = {"benchmark": "painting-vision", "phase": "test", "submitted_at": "2026-12-07T10:00:00Z", "error": None}
     views = [{**base, "id": "a1", "status": "scored", "method": "m1",
@@ -205,7 +206,7 @@ def test_submissions_lists_each_with_its_released_score_or_its_error(capsys):
              {**base, "id": "b2", "status": "scored", "method": "m2"},  # show_scores false: no ladder
              {**base, "id": "c3", "status": "failed", "method": "m3", "error": "the workers stopped\nsecond line"},
              {**base, "id": "d4", "status": "queued", "method": ""}]
-    step = SimpleNamespace(submissions=lambda server, token: views)
+    step = SimpleNamespace(submissions=lambda server, token: views, listing_line=client.listing_line)
     run_submissions(step, SimpleNamespace(server="http://127.0.0.1:8000", token="t"))
     assert capsys.readouterr().out.splitlines() == [
         "a1  painting-vision/test  scored   2026-12-07T10:00:00Z  m1  public 0.70 (first score)",

@@ -391,14 +391,5 @@ def run_submit(step: ModuleType, args: argparse.Namespace) -> None:
 
 
 def run_submissions(step: ModuleType, args: argparse.Namespace) -> None:
-    from ..server.pages import released_text
-
     for view in step.submissions(*client_args(args)):
-        line = f"{view['id']}  {view['benchmark']}/{view['phase']}  {view['status']:<7}  {view['submitted_at']}  " \
-               f"{view['method']}"
-        ladder = view.get("ladder")  # what the public board released after it, where the phase shows scores
-        if ladder and ladder["public_score"] is not None:
-            line += f"  public {released_text(ladder['public_score'], ladder['decimals'])} ({ladder['note']})"
-        if view["error"]:
-            line += f"  error: {view['error'].splitlines()[0]}"
-        print(line)
+        print(step.listing_line(view))

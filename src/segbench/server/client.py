@@ -17,6 +17,7 @@ from typing import Any, BinaryIO
 
 from ..errors import SegbenchError
 from ..io.oserrors import file_error
+from .released import released_text
 
 DONE = ("scored", "failed")
 TIMEOUT = 300.0  # seconds one request may take (an upload's intake decodes every mask)
@@ -145,6 +146,19 @@ def submission(server: str, token: str, submission_id: str) -> dict[str, Any]:
 
 def submissions(server: str, token: str) -> list[dict[str, Any]]:
     return request(server, token, "/api/v1/submissions")["submissions"]
+
+
+def listing_line(view: dict[str, Any]) -> str:
+    """A submission in `segbench submissions`: id, phase, status, time, method, and what the public
+    board released after it (where the phase shows scores) or a failed upload's error."""
+    line = f"{view['id']}  {view['benchmark']}/{view['phase']}  {view['status']:<7}  {view['submitted_at']}  " \
+           f"{view['method']}"
+    ladder = view.get("ladder")
+    if ladder and ladder["public_score"] is not None:
+        line += f"  public {released_text(ladder['public_score'], ladder['decimals'])} ({ladder['note']})"
+    if view["error"]:
+        line += f"  error: {view['error'].splitlines()[0]}"
+    return line
 
 
 def wait(server: str, token: str, submission_id: str, timeout: float, poll: float = 1.0) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from typing import Any
 from ..stages.results_page import STYLE, group_sections, page
 from ..stages.text_table import flatten
 from .board import UPLOAD
+from .released import released_text
 
 FRAME = Template("""<!DOCTYPE html>
 <html lang="en">
@@ -80,13 +81,6 @@ def team_page(team: str, csrf: str, submissions: Sequence[dict[str, Any]], phase
     table = ('<h2>Your submissions</h2><div class="scroll"><table class="detail"><thead><tr><th>id</th><th>phase</th>'
              f'<th>method</th><th>status</th><th>submitted</th></tr></thead><tbody>{rows}</tbody></table></div>')
     return frame(f"team {team}", form + table, team, csrf)
-
-
-def released_text(score: float | None, decimals: int | None) -> str:
-    """A released public score with the digits the Ladder released it with."""
-    if score is None:
-        return "—"
-    return repr(score) if decimals is None else f"{score:.{max(decimals, 0)}f}"
 
 
 def metrics_table(title: str, part: dict[str, Any]) -> str:
