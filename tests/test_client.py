@@ -1,17 +1,24 @@
 """The client's upload (`segbench submit`): `Expect: 100-continue`, so a refusal the server gives
 from the request's head reaches the team, against small standard-library servers that answer
-the three ways a server may: 100 Continue then the answer, a final answer before the body, or
-no interim answer at all (an HTTP/1.0 server: the body is sent after the wait)."""
+the ways a server may: 100 Continue then the answer, a final answer before the body, 417, or no
+interim answer at all (an HTTP/1.0 server: the body is sent after the wait); each plain and
+behind TLS."""
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import socket
+import ssl
 import threading
+from datetime import datetime, timedelta, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
 
 from segbench.errors import SegbenchError
 from segbench.server import client
@@ -65,11 +72,46 @@ class Silent(Recorder):
     protocol_version = "HTTP/1.0"
 
 
-def serving(handler: type[Recorder]):
-    handler.received = []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server, f"http://127.0.0.1:{server.server_address[1]}"
+@pytest.fixture(scope="module")
+def certificate(tmp_path_factory) -> tuple[Path, Path]:
+    """(certificate, key) of a self-signed certificate for 127.0.0.1, as a TLS proxy in front of the
+    server would hold one; the client trusts it through $SSL_CERT_FILE."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(x509.NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.now(timezone.utc)
+    certificate = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+                   .serial_number(x509.random_serial_number()).not_valid_before(now - timedelta(hours=1))
+                   .not_valid_after(now + timedelta(days=1))
+                   .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+                                  critical=False)
+                   .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+                   .sign(key, hashes.SHA256()))
+    folder = tmp_path_factory.mktemp("tls")
+    (folder / "cert.pem").write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+    (folder / "key.pem").write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                                       serialization.NoEncryption()))
+    return folder / "cert.pem", folder / "key.pem"
+
+
+@pytest.fixture(params=["http", "https"])
+def serving(request, certificate, monkeypatch):
+    """serving(handler) -> (server, its URL): plain, or behind TLS (over TLS the socket turns
+    readable with the session tickets, before any answer)."""
+    monkeypatch.setattr(client, "CONTINUE_WAIT", 0.2)
+    monkeypatch.setattr(client, "TIMEOUT", 20.0)  # a client waiting for an answer that never comes fails soon
+    monkeypatch.setenv("SSL_CERT_FILE", str(certificate[0]))
+
+    def serve(handler: type[Recorder]):
+        handler.received = []
+        server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        if request.param == "https":
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(*certificate)
+            server.socket = context.wrap_socket(server.socket, server_side=True)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        return server, f"{request.param}://127.0.0.1:{server.server_address[1]}"
+
+    return serve
 
 
 @pytest.fixture
@@ -80,8 +122,7 @@ def upload(tmp_path) -> Path:
 
 
 @pytest.mark.parametrize("handler", [Recorder, Silent])
-def test_the_body_is_sent_after_100_continue_or_after_the_wait(handler, upload, monkeypatch):
-    monkeypatch.setattr(client, "CONTINUE_WAIT", 0.2)
+def test_the_body_is_sent_after_100_continue_or_after_the_wait(serving, handler, upload):
     server, url = serving(handler)
     try:
         answer = client.submit(url, "t", "painting-vision", "test", upload, "m 1")
@@ -92,7 +133,7 @@ def test_the_body_is_sent_after_100_continue_or_after_the_wait(handler, upload, 
     assert handler.received == [("100-continue", upload.read_bytes())]
 
 
-def test_a_server_that_fails_the_expectation_is_sent_the_upload_again_without_it(upload):
+def test_a_server_that_fails_the_expectation_is_sent_the_upload_again_without_it(serving, upload):
     server, url = serving(Unexpecting)
     try:
         answer = client.submit(url, "t", "painting-vision", "test", upload)
@@ -101,7 +142,7 @@ def test_a_server_that_fails_the_expectation_is_sent_the_upload_again_without_it
     assert answer["id"] == "s1" and Unexpecting.received == [(None, upload.read_bytes())]
 
 
-def test_a_refusal_from_the_head_is_read_before_the_body_is_sent(upload):
+def test_a_refusal_from_the_head_is_read_before_the_body_is_sent(serving, upload):
     server, url = serving(Refuser)
     try:
         with pytest.raises(SegbenchError) as info:

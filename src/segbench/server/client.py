@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import select
-import ssl
 import time
 import urllib.error
 import urllib.parse
@@ -22,6 +20,7 @@ from .released import released_text
 DONE = ("scored", "failed")
 TIMEOUT = 300.0  # seconds one request may take (an upload's intake decodes every mask)
 CONTINUE_WAIT = 1.0  # seconds to wait for "100 Continue" before sending the body anyway (curl's default)
+RECEIVE = 65536  # bytes asked of the socket at a time
 
 
 def request(server: str, token: str, path: str, method: str = "GET", body=None,
@@ -71,19 +70,42 @@ def connection_to(url: urllib.parse.SplitResult) -> tuple[http.client.HTTPConnec
 def early_answer(connection: http.client.HTTPConnection) -> tuple[int, bytes, str] | None:
     """The server's answer to a request head sent with `Expect: 100-continue`: None for "100
     Continue" (or no word within CONTINUE_WAIT: send the body anyway, RFC 9110 10.1.1), else its
-    final answer (status, body, reason), given before the body was sent."""
+    final answer (status, body, reason), given before the body was sent. Read from the socket
+    itself with a deadline: over TLS the socket turns readable with no answer in it (the session
+    tickets that follow the handshake), so readiness says nothing."""
     sock = connection.sock
-    pending = isinstance(sock, ssl.SSLSocket) and sock.pending()
-    if not pending and not select.select([sock], [], [], CONTINUE_WAIT)[0]:
+    sock.settimeout(CONTINUE_WAIT)
+    try:
+        received = sock.recv(RECEIVE)
+    except TimeoutError:
         return None
-    with sock.makefile("rb") as head:  # the server sends nothing after a 100 until the body comes
-        version, status, *reason = head.readline(65537).decode("latin-1").split(None, 2)
-        headers = http.client.parse_headers(head)
-        if int(status) == 100:
-            return None
-        length = headers.get("Content-Length")
-        body = head.read(int(length)) if length and length.isdigit() else head.read()
-    return int(status), body, (reason or [""])[0].strip()
+    finally:
+        sock.settimeout(TIMEOUT)
+    while b"\r\n\r\n" not in received:  # the rest of the head
+        received += more(sock)
+    head, body = received.split(b"\r\n\r\n", 1)
+    status_line, *header_lines = head.decode("latin-1").split("\r\n")
+    _, status, *reason = status_line.split(None, 2)
+    if int(status) == 100:  # the server sends nothing more until the body comes
+        return None
+    headers = {name.strip().lower(): value.strip() for name, _, value in (line.partition(":") for line in header_lines)}
+    length = headers.get("content-length", "")
+    while not length.isdigit() or len(body) < int(length):  # the body, by its length or to the close
+        try:
+            body += more(sock)
+        except ConnectionError:
+            if length.isdigit():
+                raise
+            break
+    return int(status), body[:int(length)] if length.isdigit() else body, (reason or [""])[0].strip()
+
+
+def more(sock) -> bytes:
+    """The next bytes the server sends; the connection closed before the answer ended is an error."""
+    data = sock.recv(RECEIVE)
+    if not data:
+        raise ConnectionError("the server closed the connection before its answer ended")
+    return data
 
 
 def post_file(server: str, token: str, path: str, stream: BinaryIO, size: int) -> Any:
