@@ -56,6 +56,19 @@ class Refuser(Recorder):
         return False
 
 
+class UnsizedRefuser(Recorder):
+    """Refuses from the head with no Content-Length: its answer ends with the connection."""
+
+    def handle_expect_100(self) -> bool:
+        self.send_response(401)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.write(json.dumps({"error": "the token is not a live team's"}).encode())
+        self.close_connection = True
+        return False
+
+
 class Unexpecting(Recorder):
     """Answers an expectation with 417 Expectation Failed (as an old proxy does), and takes the
     upload sent again without one."""
@@ -142,15 +155,16 @@ def test_a_server_that_fails_the_expectation_is_sent_the_upload_again_without_it
     assert answer["id"] == "s1" and Unexpecting.received == [(None, upload.read_bytes())]
 
 
-def test_a_refusal_from_the_head_is_read_before_the_body_is_sent(serving, upload):
-    server, url = serving(Refuser)
+@pytest.mark.parametrize("refuser", [Refuser, UnsizedRefuser])
+def test_a_refusal_from_the_head_is_read_before_the_body_is_sent(serving, refuser, upload):
+    server, url = serving(refuser)
     try:
         with pytest.raises(SegbenchError) as info:
             client.submit(url, "t", "painting-vision", "test", upload)
     finally:
         server.shutdown()
     assert str(info.value) == f"{url}: refused (401): the token is not a live team's"
-    assert Refuser.received == []
+    assert refuser.received == []
 
 
 def test_a_closed_port_cannot_be_reached(upload):

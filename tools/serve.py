@@ -8,7 +8,6 @@ every process it started."""
 
 from __future__ import annotations
 
-import argparse
 import shutil
 import signal
 import subprocess
@@ -18,7 +17,7 @@ from pathlib import Path
 
 import yaml
 
-from segbench.commands.arguments import port_number
+from segbench.commands.arguments import Parser, port_number
 from segbench.errors import SegbenchError
 from segbench.server.launch import start_server
 
@@ -40,7 +39,7 @@ def interrupted(_signal, _frame) -> None:
 
 def main() -> int:
     signal.signal(signal.SIGTERM, interrupted)  # a `kill` stops the processes too, as Ctrl-C does
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = Parser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--port", type=port_number, default=8000)
     parser.add_argument("--dir", type=Path, default=Path("build/server"), help="the deployment's state (made afresh)")
     args = parser.parse_args()

@@ -29,14 +29,15 @@ router = Router()
 SESSION, SIGNIN = "segbench_session", "segbench_signin"
 CHUNK = 1 << 20
 TOKEN_FIELD = 256  # characters: a token (47) or a CSRF token (43), with room
+UTF8_WIDEST = 4  # bytes of UTF-8's widest character
 
 
 async def form_of(request: Request, what: str, files: int, fields: int, longest: int) -> FormData:
     """A form's fields: at most `files` files and `fields` fields, each text field at most `longest`
-    characters (4 bytes each, UTF-8's widest, so a name in any script fits as the API takes it).
+    characters (counted at UTF-8's widest, so a name in any script fits as the API takes it).
     Starlette's refusal names no field: it is said with what the form takes."""
     try:
-        return await request.form(max_files=files, max_fields=fields, max_part_size=4 * longest)
+        return await request.form(max_files=files, max_fields=fields, max_part_size=UTF8_WIDEST * longest)
     except HTTPException as exc:
         raise ApiError(exc.status_code, f"the {what} form: {exc.detail} (it takes {files} file(s), "
                                         f"{fields} fields, each text at most {longest} characters)") from None

@@ -5,6 +5,7 @@ carrying its message."""
 from __future__ import annotations
 
 import http.client
+import io
 import json
 import time
 import urllib.error
@@ -84,24 +85,22 @@ def early_answer(connection: http.client.HTTPConnection) -> tuple[int, bytes, st
     while b"\r\n\r\n" not in received:  # the rest of the head
         received += more(sock)
     head, body = received.split(b"\r\n\r\n", 1)
-    status_line, *header_lines = head.decode("latin-1").split("\r\n")
-    _, status, *reason = status_line.split(None, 2)
+    status_line, _, fields = head.partition(b"\r\n")
+    _, status, *reason = status_line.decode("latin-1").split(None, 2)
     if int(status) == 100:  # the server sends nothing more until the body comes
         return None
-    headers = {name.strip().lower(): value.strip() for name, _, value in (line.partition(":") for line in header_lines)}
-    length = headers.get("content-length", "")
-    while not length.isdigit() or len(body) < int(length):  # the body, by its length or to the close
-        try:
-            body += more(sock)
-        except ConnectionError:
-            if length.isdigit():
-                raise
-            break
-    return int(status), body[:int(length)] if length.isdigit() else body, (reason or [""])[0].strip()
+    length = http.client.parse_headers(io.BytesIO(fields + b"\r\n\r\n")).get("Content-Length", "")
+    if not length.isdigit():  # no length: the answer ends with the connection
+        while data := sock.recv(RECEIVE):
+            body += data
+        return int(status), body, (reason or [""])[0].strip()
+    while len(body) < int(length):
+        body += more(sock)
+    return int(status), body[:int(length)], (reason or [""])[0].strip()
 
 
 def more(sock) -> bytes:
-    """The next bytes the server sends; the connection closed before the answer ended is an error."""
+    """The next bytes of an answer not yet whole; the connection closed before it is an error."""
     data = sock.recv(RECEIVE)
     if not data:
         raise ConnectionError("the server closed the connection before its answer ended")
