@@ -11,7 +11,7 @@ import pytest
 
 from segbench.core.bandplan import band_plan
 from segbench.core.bootstrap import Subject, bootstrap
-from segbench.core.boundary import IDENTITY, all_cells, band, band_cells, band_width, joint_of
+from segbench.core.boundary import IDENTITY, BandPlan, all_cells, band, band_cells, band_width, joint_of
 from segbench.core.cellcount import joint_cells
 from segbench.core.confusion import BandCounts, FrameCounts
 from segbench.core.evaluation import evaluate
@@ -258,6 +258,39 @@ def test_the_one_pass_counts_equal_reference_bands_and_the_joint_histogram(seed)
             banded, banded_counts = band_cells(gt, pred, gt_lut, pred_lut, d)
             keep = expected_cells >= 1 << 16
             assert np.array_equal(banded, expected_cells[keep]) and np.array_equal(banded_counts, expected_counts[keep])
+
+
+@pytest.mark.parametrize("spaces", [2, 3])
+def test_one_pass_for_several_spaces_gives_each_space_its_own_cells(spaces):
+    # The plan's pass counts every space's bands at once (flag bits 2s, 2s + 1): each space's band
+    # cells and the joint cells must be what a reference pass in that space alone counts, on
+    # spaces that merge raw values differently (a change in one is none in another).
+    rng = np.random.default_rng(200 + spaces)
+    for h, w in [(1, 1), (9, 64), (23, 129), (40, 7), (61, 67)]:
+        for d in (1, 3):
+            blocky = np.kron(rng.integers(0, 8, (h // 4 + 1, w // 4 + 1)), np.ones((4, 4), int))[:h, :w]
+            gt = np.where(rng.random((h, w)) < 0.9, blocky, rng.integers(0, 256, (h, w))).astype(np.uint8)
+            pred = np.where(rng.random((h, w)) < 0.8, gt, rng.integers(0, 8, (h, w))).astype(np.uint8)
+            gt_luts = [rng.integers(-2, 4, 256) for _ in range(spaces)]
+            pred_luts = [rng.integers(-2, 4, 256) for _ in range(spaces)]
+            plan = BandPlan(tuple(f"s{s}" for s in range(spaces)), tuple(gt_luts), tuple(pred_luts), pixels=d)
+            (joint, joint_counts), per_space = plan.frame_counts(gt, pred)
+            plain, plain_counts = joint_cells(gt, pred)
+            assert joint.dtype == plain.dtype
+            assert np.array_equal(joint, plain) and np.array_equal(joint_counts, plain_counts), (h, w, d)
+            kept = plan.truth_flags(gt)  # the ground truth's bands made once, as a worker keeps them
+            for g, lut in enumerate(gt_luts):
+                assert np.array_equal((kept >> 2 * g) & 1, reference_map_band(lut[gt], d)), (h, w, d)
+            assert not (kept & 0b10101010).any() and not kept.flags.writeable
+            for (cells, counts), g, p in zip(per_space, gt_luts, pred_luts):
+                expected_cells, expected_counts = reference_all_cells(gt, pred, g, p, d)
+                keep = expected_cells >= 1 << 16
+                assert np.array_equal(cells, expected_cells[keep]), (h, w, d)
+                assert np.array_equal(counts, expected_counts[keep]), (h, w, d)
+            (joint_kept, joint_kept_counts), per_space_kept = plan.frame_counts(gt, pred, kept)
+            assert np.array_equal(joint_kept, joint) and np.array_equal(joint_kept_counts, joint_counts)
+            for (cells, counts), (with_kept, counts_with_kept) in zip(per_space, per_space_kept):
+                assert np.array_equal(cells, with_kept) and np.array_equal(counts, counts_with_kept), (h, w, d)
 
 
 def test_the_one_pass_on_a_full_size_frame_of_drawn_shapes():

@@ -8,9 +8,10 @@ pixel by (raw gt, raw pred, which bands), so every class's intersection and unio
 lookup tables later, the joint histogram is the same counts summed over the bands (the scoring
 pass needs no second count), and the counts add over frames and shards.
 
-One pass down the rows, nothing frame-sized written: at row y, each map's row verdicts (is the
-row window of each pixel one label?) and a column step (have the last 2d+1 verdicts agreed?) give
-row y - d's bands, and that row is counted by its segments of one (bands, gt, pred). Compiled
+One pass down the rows for every label space at once, nothing frame-sized written: at row y,
+each map's row verdicts in each space (is the row window of each pixel one label?) and a column
+step (have the last 2d+1 verdicts agreed?) give row y - d's bands, and that row is counted by its
+segments of one (bands in every space, gt, pred); one space's cells are these folded. Compiled
 with numba, GIL released. Pure computation: no I/O.
 """
 
@@ -18,7 +19,9 @@ from __future__ import annotations
 
 import math
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numba
 import numpy as np
@@ -65,17 +68,23 @@ def _pack(changes: np.ndarray, bits: np.ndarray) -> None:
 
 
 @_row_kernel
-def _row_verdicts(row: np.ndarray, code: np.ndarray, d: int, changes: np.ndarray, bits: np.ndarray,
-                  verdict: np.ndarray) -> None:
-    """verdict[x] := the code of row[x]'s label when the row window [x-d, x+d] lies in one run of
-    it, else NOT_UNIFORM. Scratch: `changes`, the row's width rounded up to 64 bytes, its tail
-    zero, and `bits` (_pack): the raw value changes are marked in one vectorised loop, packed, and
-    visited by their set bits, so a row costs its width / 64 words plus its runs."""
+def _row_changes(row: np.ndarray, changes: np.ndarray, bits: np.ndarray) -> None:
+    """bits := where row[x] != row[x + 1] (and the row's last pixel), packed (_pack). Scratch:
+    `changes`, the row's width rounded up to 64 bytes, its tail zero. One vectorised loop, shared
+    by every label space's verdicts of the row."""
     w = row.size
     for x in range(w - 1):
         changes[x] = row[x] != row[x + 1]
     changes[w - 1] = 1
     _pack(changes, bits)
+
+
+@_row_kernel
+def _row_verdicts(row: np.ndarray, code: np.ndarray, d: int, bits: np.ndarray, verdict: np.ndarray) -> None:
+    """verdict[x] := the code of row[x]'s label when the row window [x-d, x+d] lies in one run of
+    it, else NOT_UNIFORM. `bits`: the row's raw value changes (_row_changes), visited by their set
+    bits, so a row costs its width / 64 words plus its runs."""
+    w = row.size
     verdict[:] = NOT_UNIFORM
     start = 0  # the current run's first pixel
     for k in range(bits.size):
@@ -91,55 +100,67 @@ def _row_verdicts(row: np.ndarray, code: np.ndarray, d: int, changes: np.ndarray
 
 @_row_kernel
 def _column_step(verdict: np.ndarray, above: np.ndarray, first: np.ndarray, clock: np.ndarray,
-                 band: np.ndarray) -> None:
+                 flags: np.ndarray, bit: int) -> None:
     """At row y = clock[0]: first[x] := the first row of the column's run of equal verdicts ending
-    here; band[x] := whether the full window centred on row y - d holds two labels or leaves the
-    image: the run began after row clock[1] = y - 2d, or this verdict is no label. Branch-free, on
-    lanes of first's type (row numbers as int16 where they fit: twice the pixels per instruction
-    of int32; a saturating counter instead is promoted to int64 lanes by numba, 3x slower)."""
+    here; flag `bit` of flags[x] := whether the full window centred on row y - d holds two labels
+    or leaves the image: the run began after row clock[1] = y - 2d, or this verdict is no label.
+    Branch-free, on lanes of first's type (row numbers as int16 where they fit: twice the pixels
+    per instruction of int32; a saturating counter instead is promoted to int64 lanes by numba,
+    3x slower)."""
     now, limit = clock[0], clock[1]
+    shift = np.uint8(bit)
     for x in range(verdict.size):
         run_start = first[x] if verdict[x] == above[x] else now
         first[x] = run_start
-        band[x] = np.uint8(run_start > limit) | np.uint8(verdict[x] == NOT_UNIFORM)
+        flags[x] |= (np.uint8(run_start > limit) | np.uint8(verdict[x] == NOT_UNIFORM)) << shift
 
 
 @_row_kernel
-def _advance(row: np.ndarray, code: np.ndarray, d: int, y: int, changes: np.ndarray, bits: np.ndarray,
-             verdicts: np.ndarray, first: np.ndarray, clock: np.ndarray, band: np.ndarray) -> None:
-    """Row y of a label map: its row verdicts into verdicts[y % 2], then the column step, which
-    sets band to row y - d's band once y >= 2d. `first` starts all zero, the rest is scratch."""
-    _row_verdicts(row, code, d, changes, bits, verdicts[y & 1])
+def _advance(row: np.ndarray, code: np.ndarray, d: int, y: int, bits: np.ndarray, verdicts: np.ndarray,
+             first: np.ndarray, clock: np.ndarray, flags: np.ndarray, bit: int) -> None:
+    """Row y of a label map in one label space, its raw changes in `bits` (_row_changes): its row
+    verdicts into verdicts[y % 2], then the column step, which sets flag `bit` of row y - d's
+    flags once y >= 2d. `first` starts all zero, the rest is scratch."""
+    _row_verdicts(row, code, d, bits, verdicts[y & 1])
     if y > 0:
         clock[0] = y
         clock[1] = y - 2 * d
-        _column_step(verdicts[y & 1], verdicts[1 - (y & 1)], first, clock, band)
+        _column_step(verdicts[y & 1], verdicts[1 - (y & 1)], first, clock, flags, bit)
 
 
 @numba.njit(nogil=True, cache=True, boundscheck=False)
-def _band(raw: np.ndarray, code: np.ndarray, d: int, first: np.ndarray, clock: np.ndarray, band: np.ndarray) -> None:
-    """band (H, W) uint8 := 1 where the (2d+1)^2 window of the label map code[raw] holds another
-    label or leaves the image, else 0. `first` (W zeros) and `clock` (2) of _row_numbers' type."""
+def _map_flags(raw: np.ndarray, codes: np.ndarray, d: int, step: int, first: np.ndarray, clock: np.ndarray,
+               flags: np.ndarray) -> None:
+    """flags (H, W) uint8, bit step * s := 1 where the (2d+1)^2 window of the label map
+    codes[s][raw] holds another label or leaves the image, for every space s of codes (S, 256);
+    every other bit 0. `first` (S, W) zeros and `clock` (2) of _scratch's type."""
     h, w = raw.shape
-    band[:] = 1
+    spaces = codes.shape[0]
+    every = 0
+    for s in range(spaces):
+        every |= 1 << step * s
+    flags[:] = every
     if h < 2 * d + 1 or w < 2 * d + 1:
         return
     changes, bits = np.zeros((w + 63) // 64 * 64, np.uint8), np.empty((w + 63) // 64, np.uint64)
-    verdicts, scratch = np.empty((2, w), np.uint8), np.empty(w, np.uint8)
+    verdicts, scratch = np.empty((spaces, 2, w), np.uint8), np.empty(w, np.uint8)
     for y in range(h):
-        _advance(raw[y], code, d, y, changes, bits, verdicts, first, clock, band[y - d] if y >= 2 * d else scratch)
-    band[h - d:] = 1
+        target = flags[y - d] if y >= 2 * d else scratch
+        target[:] = 0
+        _row_changes(raw[y], changes, bits)
+        for s in range(spaces):
+            _advance(raw[y], codes[s], d, y, bits, verdicts[s], first[s], clock, target, step * s)
+    flags[h - d:] = every
 
 
 @_row_kernel
-def _count_row(gt: np.ndarray, pred: np.ndarray, gt_band: np.ndarray, pred_band: np.ndarray, changes: np.ndarray,
-               bits: np.ndarray, hist: np.ndarray, seen: np.ndarray, n_seen: int) -> int:
+def _count_row(gt: np.ndarray, pred: np.ndarray, flags: np.ndarray, changes: np.ndarray, bits: np.ndarray,
+               hist: np.ndarray, seen: np.ndarray, n_seen: int) -> int:
     """Adds one row's pixels to hist by (flags, gt, pred): the row's segments of one key end
-    where any of the four rows changes, marked and visited as in _row_verdicts."""
+    where any of the three rows changes, marked as in _row_changes and visited as in _row_verdicts."""
     w = gt.size
     for x in range(w - 1):
-        changes[x] = (gt[x] != gt[x + 1]) | (pred[x] != pred[x + 1]) | (gt_band[x] != gt_band[x + 1]) \
-            | (pred_band[x] != pred_band[x + 1])
+        changes[x] = (gt[x] != gt[x + 1]) | (pred[x] != pred[x + 1]) | (flags[x] != flags[x + 1])
     changes[w - 1] = 1
     _pack(changes, bits)
     start = 0
@@ -148,8 +169,7 @@ def _count_row(gt: np.ndarray, pred: np.ndarray, gt_band: np.ndarray, pred_band:
         while word:
             x = k * 64 + np.int64(trailing_zeros(word))
             word &= word - np.uint64(1)
-            key = ((np.int64(gt_band[x]) | (np.int64(pred_band[x]) << 1)) << 16) | (np.int64(gt[x]) << 8) \
-                | np.int64(pred[x])
+            key = (np.int64(flags[x]) << 16) | (np.int64(gt[x]) << 8) | np.int64(pred[x])
             if hist[key] == 0:
                 seen[n_seen] = key
                 n_seen += 1
@@ -159,30 +179,44 @@ def _count_row(gt: np.ndarray, pred: np.ndarray, gt_band: np.ndarray, pred_band:
 
 
 @numba.njit(nogil=True, cache=True, boundscheck=False)
-def _count_cells(gt: np.ndarray, pred: np.ndarray, gt_code: np.ndarray, pred_code: np.ndarray, d: int,
-                 first: np.ndarray, clock: np.ndarray, hist: np.ndarray,
+def _count_cells(gt: np.ndarray, pred: np.ndarray, gt_codes: np.ndarray, pred_codes: np.ndarray, d: int,
+                 gt_flags: np.ndarray, gt_known: bool, first: np.ndarray, clock: np.ndarray, hist: np.ndarray,
                  seen: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Every pixel by (flags, gt, pred), flags 0 included, in one pass down the rows: at row y
-    both maps' row verdicts and column steps, then the count of row y - d, whose bands are then
-    known; every buffer is a row (cache-resident), no frame-sized array is written. `hist` is
-    zero on entry and on return; `first` (2, W) zeros and `clock` (2) of _row_numbers' type.
-    Each row helper has one call site (they are inlined)."""
+    """Every pixel by (flags, gt, pred), flags 0 included, in one pass down the rows for every
+    label space s of the codes (S, 256): flag bit 2s is the ground truth's band in space s, bit
+    2s + 1 the prediction's. At row y each map's raw changes once, its row verdicts and column
+    step in each space, then the count of row y - d, whose flags are then known; every buffer is a
+    row (cache-resident), no frame-sized array is written. With `gt_known`, the ground truth's
+    bands are gt_flags (H, W), made by _map_flags(gt, gt_codes, d, 2, ...) once for any number of
+    predictions, and only the prediction's are found. `hist` (at least 4^S << 16 long) is zero on
+    entry and on return; `first` (2S, W) zeros and `clock` (2) of _scratch's type. Each row
+    helper has one call site (they are inlined)."""
     h, w = gt.shape
-    maps, codes = (gt, pred), (gt_code, pred_code)
+    spaces = gt_codes.shape[0]
+    maps = (gt, pred)
     changes, bits = np.zeros((w + 63) // 64 * 64, np.uint8), np.empty((w + 63) // 64, np.uint64)
-    verdicts, bands = np.empty((2, 2, w), np.uint8), np.empty((2, w), np.uint8)
-    border = np.ones((2, w), np.uint8)  # the bands of a row within d of the top or bottom edge, or of a small frame
+    verdicts, flags = np.empty((2 * spaces, 2, w), np.uint8), np.zeros(w, np.uint8)
+    # the flags of a row within d of the top or bottom edge, or of a small frame: every band
+    border = np.full(w, (1 << 2 * spaces) - 1, np.uint8)
     n_seen = 0
     small = h < 2 * d + 1 or w < 2 * d + 1
     edge = h if small else d  # the rows with the border's bands: all, or the top and bottom d
     for y in range(h + d):
-        if y < h and not small:
-            for m in range(2):
-                _advance(maps[m][y], codes[m], d, y, changes, bits, verdicts[m], first[m], clock, bands[m])
         row = y - d
+        if y < h and not small:
+            if gt_known and row >= 0:
+                flags[:] = gt_flags[row]
+            else:
+                flags[:] = 0
+            for m in range(1 if gt_known else 0, 2):
+                codes = gt_codes if m == 0 else pred_codes
+                _row_changes(maps[m][y], changes, bits)
+                for s in range(spaces):
+                    bit = 2 * s + m
+                    _advance(maps[m][y], codes[s], d, y, bits, verdicts[bit], first[bit], clock, flags, bit)
         if row >= 0:
-            row_bands = border if row < edge or row >= h - edge else bands
-            n_seen = _count_row(gt[row], pred[row], row_bands[0], row_bands[1], changes, bits, hist, seen, n_seen)
+            row_flags = border if row < edge or row >= h - edge else flags
+            n_seen = _count_row(gt[row], pred[row], row_flags, changes, bits, hist, seen, n_seen)
     cells = np.sort(seen[:n_seen])
     counts = np.empty(n_seen, np.int64)
     for k in range(n_seen):
@@ -192,50 +226,55 @@ def _count_cells(gt: np.ndarray, pred: np.ndarray, gt_code: np.ndarray, pred_cod
 
 
 @numba.njit(nogil=True, cache=True, boundscheck=False)
-def _fold_flags(cells: np.ndarray, counts: np.ndarray, hist: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The (gt, pred) joint cells of (flags, gt, pred) cells: counts summed over the flags.
-    `hist` (at least 65536 long) is zero on entry and on return."""
-    values = np.empty(cells.size, np.uint16)
+def _fold_flags(cells: np.ndarray, counts: np.ndarray, shift: int, keep: int,
+                hist: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Cells of _count_cells with their flags narrowed to (flags >> shift) & keep, counts summed
+    over the flags dropped: keep 3 gives one space's (gt band, pred band) flags, keep 0 the (gt,
+    pred) joint cells. Ascending; `hist` (at least 4 << 16 long) is zero on entry and on return."""
+    values = np.empty(cells.size, np.uint32)
     n = 0
     for k in range(cells.size):
-        v = np.int64(cells[k] & 0xFFFF)
+        c = np.int64(cells[k])
+        v = (((c >> (16 + shift)) & keep) << 16) | (c & 0xFFFF)
         if hist[v] == 0:
             values[n] = v
             n += 1
         hist[v] += counts[k]
-    joint = np.sort(values[:n])
-    joint_counts = np.empty(n, np.int64)
+    folded = np.sort(values[:n])
+    folded_counts = np.empty(n, np.int64)
     for k in range(n):
-        joint_counts[k] = hist[np.int64(joint[k])]
-        hist[np.int64(joint[k])] = 0
-    return joint, joint_counts
+        folded_counts[k] = hist[np.int64(folded[k])]
+        hist[np.int64(folded[k])] = 0
+    return folded, folded_counts
 
 
 IDENTITY = np.arange(256, dtype=np.int32)
-# Per thread: a zeroed table the count kernel clears after use (allocating 2 MiB per frame cost
-# its page faults), and the list of its touched cells.
+# Per thread: a zeroed table the count kernel clears after use (allocating it per frame cost its
+# page faults), and the list of its touched cells; 4^S << 16 cells for S spaces counted at once.
 _buffers = threading.local()
 
 
-def _row_numbers(height: int) -> type:
-    """The column step's type of row numbers: int16 where a frame's rows fit (row - 2d too: d <
-    height / 2 there), else int32. numba compiles the kernels once per type."""
-    return np.int16 if height <= np.iinfo(np.int16).max else np.int32
+def _scratch(maps: int, shape: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+    """The column steps' `first` (maps, W) zeros and `clock` (2), in their type of row numbers:
+    int16 where a frame's rows fit (row - 2d too: d < height / 2 there), else int32. numba
+    compiles the kernels once per type."""
+    rows = np.int16 if shape[0] <= np.iinfo(np.int16).max else np.int32
+    return np.zeros((maps, shape[1]), rows), np.empty(2, rows)
 
 
 def band(labels: np.ndarray, d: int) -> np.ndarray:
     """(H, W) bool: the band of a uint8 label map."""
     labels = np.ascontiguousarray(labels, dtype=np.uint8)
     out = np.empty(labels.shape, np.uint8)
-    rows = _row_numbers(labels.shape[0])
-    _band(labels, _codes(IDENTITY), int(d), np.zeros(labels.shape[1], rows), np.empty(2, rows), out)
+    _map_flags(labels, codes_of([IDENTITY]), int(d), 1, *_scratch(1, labels.shape), out)
     return out.astype(bool)
 
 
-def _tables() -> tuple[np.ndarray, np.ndarray]:
+def _tables(spaces: int = 1) -> tuple[np.ndarray, np.ndarray]:
     buffers = _buffers.__dict__
-    if not buffers:
-        buffers["hist"], buffers["seen"] = np.zeros(4 << 16, np.int64), np.empty(4 << 16, np.uint32)
+    size = 4 ** max(spaces, 1) << 16
+    if buffers.get("hist") is None or buffers["hist"].size < size:
+        buffers["hist"], buffers["seen"] = np.zeros(size, np.int64), np.empty(size, np.uint32)
     return buffers["hist"], buffers["seen"]
 
 
@@ -248,6 +287,47 @@ def _read_only(mask: np.ndarray) -> np.ndarray:
     return view
 
 
+def codes_of(luts: Sequence[np.ndarray]) -> np.ndarray:
+    """(S, 256) uint8: each lookup table's label codes, as the count kernel takes them."""
+    return np.stack([_codes(np.asarray(lut, np.int32)) for lut in luts])
+
+
+def _cells_in_spaces(gt: np.ndarray, pred: np.ndarray, gt_codes: np.ndarray, pred_codes: np.ndarray, d: int,
+                     gt_flags: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Every pixel by (raw gt, raw pred, which bands in each space): _count_cells' cells, the
+    ground truth's bands taken from `gt_flags` when given (truth_flags)."""
+    if gt.shape != pred.shape or gt.ndim != 2:
+        raise ValueError(f"shapes differ or are not 2-D: ground truth {gt.shape}, prediction {pred.shape}")
+    if gt.dtype != np.uint8 or pred.dtype != np.uint8:
+        raise ValueError(f"masks must be uint8, got {gt.dtype} and {pred.dtype}")
+    if gt_flags is not None and gt_flags.shape != gt.shape:
+        raise ValueError(f"the ground truth's bands are {gt_flags.shape}, its mask {gt.shape}")
+    spaces = gt_codes.shape[0]
+    hist, seen = _tables(spaces)
+    known = _read_only(_NO_FLAGS if gt_flags is None else gt_flags)
+    return _count_cells(_read_only(gt), _read_only(pred), gt_codes, pred_codes, int(d), known, gt_flags is not None,
+                        *_scratch(2 * spaces, gt.shape), hist, seen)
+
+
+def truth_flags(gt: np.ndarray, gt_codes: np.ndarray, d: int) -> np.ndarray:
+    """(H, W) uint8, read-only: the ground truth's bands in every space of gt_codes (S, 256), bit
+    2s for space s, as the count pass finds them: kept, they spare that pass its ground-truth half
+    for every prediction scored against this mask."""
+    gt = np.ascontiguousarray(gt)
+    flags = np.empty(gt.shape, np.uint8)
+    _map_flags(gt, gt_codes, int(d), 2, *_scratch(gt_codes.shape[0], gt.shape), flags)
+    flags.flags.writeable = False
+    return flags
+
+
+_NO_FLAGS = np.zeros((1, 1), np.uint8)
+
+
+def _in_space(cells: np.ndarray, counts: np.ndarray, space: int) -> tuple[np.ndarray, np.ndarray]:
+    """The cells of space `space` (its two flag bits) out of cells counted in several at once."""
+    return _fold_flags(cells, counts, 2 * space, 3, _tables()[0])
+
+
 def all_cells(gt: np.ndarray, pred: np.ndarray, gt_lut: np.ndarray, pred_lut: np.ndarray,
               d: int) -> tuple[np.ndarray, np.ndarray]:
     """Every pixel by (raw gt, raw pred, which bands): cells are uint32 `flags << 16 | gt << 8 |
@@ -256,15 +336,7 @@ def all_cells(gt: np.ndarray, pred: np.ndarray, gt_lut: np.ndarray, pred_lut: np
     gt/pred are the raw uint8 masks of one shape; gt_lut/pred_lut send each raw value to its class
     in the band's label space (void and dropped values are labels of their own: distinct
     negative codes)."""
-    if gt.shape != pred.shape or gt.ndim != 2:
-        raise ValueError(f"shapes differ or are not 2-D: ground truth {gt.shape}, prediction {pred.shape}")
-    if gt.dtype != np.uint8 or pred.dtype != np.uint8:
-        raise ValueError(f"masks must be uint8, got {gt.dtype} and {pred.dtype}")
-    gt, pred = _read_only(gt), _read_only(pred)
-    hist, seen = _tables()
-    rows = _row_numbers(gt.shape[0])
-    return _count_cells(gt, pred, _codes(np.asarray(gt_lut, np.int32)), _codes(np.asarray(pred_lut, np.int32)),
-                        int(d), np.zeros((2, gt.shape[1]), rows), np.empty(2, rows), hist, seen)
+    return _cells_in_spaces(gt, pred, codes_of([gt_lut]), codes_of([pred_lut]), d)
 
 
 def in_bands(cells: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -275,7 +347,8 @@ def in_bands(cells: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndar
 
 def joint_of(cells: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The joint histogram's non-zero cells (as cellcount.joint_cells) from all_cells' cells."""
-    return _fold_flags(cells, counts, _tables()[0])
+    joint, joint_counts = _fold_flags(cells, counts, 0, 0, _tables()[0])
+    return joint.astype(np.uint16), joint_counts
 
 
 def band_cells(gt: np.ndarray, pred: np.ndarray, gt_lut: np.ndarray, pred_lut: np.ndarray,
@@ -297,14 +370,29 @@ class BandPlan:
     ratio: float | None = None
     pixels: int | None = None
 
-    def frame_counts(self, gt: np.ndarray, pred: np.ndarray) -> tuple[tuple[np.ndarray, np.ndarray],
-                                                                        list[tuple[np.ndarray, np.ndarray]]]:
+    @cached_property
+    def truth_key(self) -> tuple:
+        """What the ground truth's bands depend on: its lookups into the spaces, and the width."""
+        return self.spaces, tuple(lut.tobytes() for lut in self.gt_luts), self.ratio, self.pixels
+
+    @cached_property
+    def codes(self) -> tuple[np.ndarray, np.ndarray]:
+        """The ground truth's and the prediction's codes in every space (codes_of)."""
+        return codes_of(self.gt_luts), codes_of(self.pred_luts)
+
+    def frame_counts(self, gt: np.ndarray, pred: np.ndarray, gt_flags: np.ndarray | None = None,
+                     ) -> tuple[tuple[np.ndarray, np.ndarray], list[tuple[np.ndarray, np.ndarray]]]:
         """One frame's joint-histogram cells (as cellcount.joint_cells) and its band cells in
-        each space, in one pass over the pixels per space: the first space's pass counts every
-        pixel, so the joint cells need no pass of their own."""
+        each space, in one pass over the pixels for every space: it counts every pixel, so the
+        joint cells need no pass of their own. `gt_flags`: the ground truth's bands, when kept
+        (self.truth_flags(gt)), else found in the pass."""
         d = band_width(gt.shape, self.ratio, self.pixels)
-        every = [all_cells(gt, pred, g, p, d) for g, p in zip(self.gt_luts, self.pred_luts)]
-        return joint_of(*every[0]), [in_bands(*cells) for cells in every]
+        cells = _cells_in_spaces(gt, pred, *self.codes, d, gt_flags)
+        return joint_of(*cells), [in_bands(*_in_space(*cells, s)) for s in range(len(self.spaces))]
+
+    def truth_flags(self, gt: np.ndarray) -> np.ndarray:
+        """The ground truth's bands in every space of the plan, for frame_counts' `gt_flags`."""
+        return truth_flags(gt, self.codes[0], band_width(gt.shape, self.ratio, self.pixels))
 
     def frame_cells(self, gt: np.ndarray, pred: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
         """One frame's band cells in each space."""

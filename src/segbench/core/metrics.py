@@ -162,21 +162,22 @@ def frame_mean(values: np.ndarray, weights: np.ndarray) -> float | np.ndarray:
     """The mean of per-frame `values` (frames,) over the frames where they are defined (NaN: not),
     each frame counted `weights` (..., frames) times (a bootstrap resample draws a unit's frames
     as often as it draws the unit); NaN over no frame. Each row sums its frames' values repeated in
-    frame order, exactly as numpy's mean of that repeated array alone (rows of one length are
-    gathered into one C-contiguous block)."""
+    frame order, exactly as numpy's mean of that repeated array alone: the rows' arrays are laid
+    one after another, ordered by length, so the rows of one length are one C-contiguous block."""
     defined = ~np.isnan(values)
     drawn = np.asarray(weights)[..., defined]
     counts = drawn.reshape(rows_of(drawn), drawn.shape[-1])
     lengths = counts.sum(axis=1)
-    repeated = np.repeat(np.tile(values[defined], len(counts)), counts.ravel())  # every row's array, one after another
-    starts = np.cumsum(lengths) - lengths
+    order = np.argsort(lengths, kind="stable")
+    repeated = np.repeat(np.tile(values[defined], len(counts)), counts[order].ravel())
     out = np.full(len(counts), np.nan)
-    for length in np.unique(lengths[lengths > 0]):
-        rows = np.flatnonzero(lengths == length)
-        out[rows] = repeated[starts[rows, None] + np.arange(length)].mean(axis=1)
+    row = offset = 0
+    for length, rows in zip(*np.unique(lengths[order], return_counts=True)):
+        if length > 0:
+            block = repeated[offset:offset + rows * length].reshape(rows, length)
+            out[order[row:row + rows]] = block.mean(axis=1)
+        row, offset = row + rows, offset + rows * length
     return scalar(out.reshape(drawn.shape[:-1]))
-
-
 
 
 def per_frame_mean_iou(per_frame: np.ndarray, classes: str, evaluated: np.ndarray) -> np.ndarray:

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from .. import __version__
 from ..errors import SegbenchError
+from ..stages.truth import KeptLabels
 from .database import check_current, engine_for, sessions
 from .hidden import HiddenSplit, hidden_split
 from .models import Phase, Setting
@@ -34,6 +35,11 @@ class Deployment:
     store: Store
     settings: Settings
     secret: bytes
+    # The hidden labels this process keeps decoded for its scoring (a worker's: stages.truth).
+    labels: KeptLabels = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.labels = KeptLabels(self.settings.kept_labels_mib << 20)
 
     def hidden(self, phase: Phase) -> HiddenSplit:
         return hidden_split(phase.benchmark, phase.split, phase.data_dir, phase.manifest_path, phase.dataset_id)

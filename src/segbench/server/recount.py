@@ -81,11 +81,11 @@ def recount(deployment: Deployment, hidden: HiddenSplit, submission: Submission,
     absent = set(missing)
     frames = [f for f in hidden.frames if f.frame_id not in absent]
     if kept is None:
-        sha, counts = score_upload(store, hidden, upload, submission.id, folder, frames)
+        sha, counts = score_upload(store, hidden, upload, submission.id, folder, frames, deployment.labels)
     else:
         path = folder / f"{submission.id}.parquet"
         counts = rescore_model(hidden.benchmark, frames, kept, submission.id, "predictions",
-                               hidden.benchmark.ground_truth, upload, path, hidden.split)
+                               hidden.benchmark.ground_truth, upload, path, hidden.split, deployment.labels)
         sha = keep(store, path)
     if missing:
         shown = ", ".join(missing[:20]) + (f" and {len(missing) - 20} more" if len(missing) > 20 else "")

@@ -18,6 +18,7 @@ from ..core.bootstrap import Replicated, Subject, bootstrap_document, replicated
 from ..core.confusion import FrameCounts
 from ..datasets.base import Frame
 from ..steps.metrics import document
+from ..stages.truth import LabelReader, read_truth
 from ..steps.scoring import score_floor, score_model
 from .hidden import HiddenSplit
 from .models import Phase
@@ -28,13 +29,13 @@ FLOOR, BASELINE = "floor", "baseline"
 
 
 def score_upload(store: Store, hidden: HiddenSplit, upload: Path, name: str, folder: Path,
-                 frames: Sequence[Frame] | None = None) -> tuple[str, FrameCounts]:
+                 frames: Sequence[Frame] | None = None, labels: LabelReader = read_truth) -> tuple[str, FrameCounts]:
     """(stored counts' SHA-256, counts) of an upload in the ground truth's space, on the split's
-    frames (or on `frames` of it)."""
+    frames (or on `frames` of it), its labels read by `labels` (a worker's are kept: Deployment.labels)."""
     benchmark, space = hidden.benchmark, hidden.benchmark.ground_truth
     path = folder / f"{name}.parquet"
     counts = score_model(benchmark, hidden.frames if frames is None else frames, name, "predictions", space, upload,
-                         path, hidden.split)
+                         path, hidden.split, labels=labels)
     return keep(store, path), counts
 
 

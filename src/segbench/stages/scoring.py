@@ -14,7 +14,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
-from PIL import Image
 from tqdm import tqdm
 
 from ..core.boundary import BandPlan
@@ -23,18 +22,11 @@ from ..core.confusion import BandCounts, FrameCounts, constant_prediction, histo
 from ..core.labels import LabelSpace
 from ..datasets.base import Frame
 from ..errors import SegbenchError
-from ..io.maskio import read_mask
 from ..io.parallel import workers
 from ..io.problems import Problem, Problems
 from ..records.intake import OUTSIDE_SPACE, open_predictions, read_prediction
 from ..records.predictions import REFUSED, Predictions
-
-
-def resize_nearest(mask: np.ndarray, size: tuple[int, int]) -> np.ndarray:
-    """`mask` at (width, height) `size` by Pillow's NEAREST (pixel centres); untouched at that size."""
-    if (mask.shape[1], mask.shape[0]) == size:
-        return mask
-    return np.asarray(Image.fromarray(mask).resize(size, Image.Resampling.NEAREST))
+from .truth import LabelReader, evaluated_truth, read_truth, resize_nearest
 
 
 def fit_prediction(pred: np.ndarray, gt_shape: tuple[int, int]) -> np.ndarray:
@@ -46,15 +38,10 @@ def fit_prediction(pred: np.ndarray, gt_shape: tuple[int, int]) -> np.ndarray:
 def evaluated_masks(
     gt: np.ndarray, pred: np.ndarray, evaluation_size: tuple[int, int] | None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The two masks at the size they are compared at.
-
-    With the benchmark's evaluation size (e.g. IDD's 1280x720) each mask is resized to it when its
-    size differs, whatever its aspect (as the reference does); without, the prediction is resized
-    to the ground truth's size.
-    """
-    if evaluation_size is None:
-        return gt, fit_prediction(pred, gt.shape)
-    return resize_nearest(gt, evaluation_size), resize_nearest(pred, evaluation_size)
+    """The two masks at the size they are compared at: the ground truth's (evaluated_truth), the
+    prediction resized to it when its size differs."""
+    gt = evaluated_truth(gt, evaluation_size)
+    return gt, fit_prediction(pred, gt.shape)
 
 
 def frame_cells(
@@ -65,15 +52,17 @@ def frame_cells(
     luts: tuple[np.ndarray, np.ndarray],
     evaluation_size: tuple[int, int] | None = None,
     bands: BandPlan | None = None,
+    labels: LabelReader = read_truth,
 ) -> tuple[tuple[np.ndarray, np.ndarray], list[tuple[np.ndarray, np.ndarray]]]:
     """A frame's non-zero joint-histogram cells (joint_cells), its raw values checked against the
     spaces' raw lookup tables `luts` (ground truth, prediction), and, in the same pass over the
-    decoded masks, its boundary-band cells in each space of `bands`."""
+    decoded masks, its boundary-band cells in each space of `bands`; its ground truth from `labels`."""
     path = predictions.where(frame)
-    gt = read_mask(frame.label)
-    gt, pred = evaluated_masks(gt, read_prediction(predictions, frame, gt.shape, evaluation_size), evaluation_size)
+    truth = labels(frame, evaluation_size, bands)
+    gt = truth.mask
+    pred = fit_prediction(read_prediction(predictions, frame, truth.stored_shape, evaluation_size), gt.shape)
     # With bands, their pass counts every pixel: the joint cells come from it.
-    cells, in_bands = bands.frame_counts(gt, pred) if bands is not None else (joint_cells(gt, pred), [])
+    cells, in_bands = bands.frame_counts(gt, pred, truth.bands) if bands is not None else (joint_cells(gt, pred), [])
     bad_gt, bad_pred = invalid_values(cells[0], *luts)
     if bad_gt:
         raise SegbenchError(f"{frame.label}: frame {frame.frame_id}: label values {bad_gt} are outside '{gt_space.name}'")
@@ -94,18 +83,21 @@ def score_predictions(
     evaluation_size: tuple[int, int] | None = None,
     bands: BandPlan | None = None,
     progress: bool = False,
+    labels: LabelReader = read_truth,
 ) -> FrameCounts:
     """Per-frame counts of predicted masks against the ground truth, frames decoded in parallel.
 
     `evaluation_size` is the benchmark's (Benchmark.evaluation_size): (width, height) or None.
     `predictions` is a folder or an archive (intake.open_predictions checks these frames' entries).
-    `bands`: the boundary bands to count beside the cells (None: none).
+    `bands`: the boundary bands to count beside the cells (None: none). `labels`: how the ground
+    truth is read (a long-lived scorer keeps it: truth.KeptLabels).
     Every problem of the masks (the listing's, each frame's) is refused in one error, after every
     frame is read; a ground truth's stops the scoring at once. `progress`: a bar on stderr.
     """
     problems = Problems()
     with open_predictions(predictions, frames, exact=False, problems=problems) as masks:
-        per_frame = counted_frames(frames, masks, gt_space, pred_space, evaluation_size, bands, problems, progress)
+        per_frame = counted_frames(frames, masks, gt_space, pred_space, evaluation_size, bands, problems, progress,
+                                   labels)
     problems.refuse(predictions, REFUSED)
     return counts_of(frames, per_frame, bands)
 
@@ -119,6 +111,7 @@ def counted_frames(
     bands: BandPlan | None,
     problems: Problems,
     progress: bool = False,
+    labels: LabelReader = read_truth,
 ) -> list:
     """Each frame's cells and bands (frame_cells), decoded in parallel, in frame order; a frame the
     listing did not find is skipped (its problem is the listing's) and each mask's own problem is
@@ -130,7 +123,7 @@ def counted_frames(
         if not masks.listed(frame):
             return None  # its listing's problem is gathered
         try:
-            return frame_cells(frame, masks, gt_space, pred_space, luts, evaluation_size, bands)
+            return frame_cells(frame, masks, gt_space, pred_space, luts, evaluation_size, bands, labels)
         except Problem as problem:
             return problem
 
@@ -162,9 +155,7 @@ def score_constant(
     lut = gt_space.raw_lut()
 
     def cells(frame: Frame) -> tuple[tuple[np.ndarray, np.ndarray], list[tuple[np.ndarray, np.ndarray]]]:
-        gt = read_mask(frame.label)
-        if evaluation_size is not None:
-            gt = resize_nearest(gt, evaluation_size)
+        gt = read_truth(frame, evaluation_size).mask
         frame_cells = histogram_cells(constant_prediction(value_histogram(gt), value))
         bad, _ = invalid_values(frame_cells[0], lut, lut)
         if bad:

@@ -19,31 +19,34 @@ from ..records.intake import open_predictions
 from ..records.prediction_archive import STATED_DATASET, UPLOAD_META, ArchivePredictions
 from ..records.predictions import REFUSED
 from ..stages.scoring import counted_frames, score_constant, score_predictions
+from ..stages.truth import LabelReader, read_truth
 
 
 def score_model(benchmark: Benchmark, frames: Sequence[Frame], name: str, kind: str, space: LabelSpace,
                 predictions: Path, out: Path, split: str, dataset_id: str | None = None,
-                checkpoint_sha256: str | None = None, progress: bool = False) -> FrameCounts:
+                checkpoint_sha256: str | None = None, progress: bool = False,
+                labels: LabelReader = read_truth) -> FrameCounts:
     """Per-frame counts of the masks in `predictions` (in label space `space`), written to `out`
     with the dataset and the model's bytes they are of, where known (the record step checks them);
-    `progress`: a bar on stderr."""
+    `progress`: a bar on stderr; `labels`: how the ground truth is read (stages.truth)."""
     require_labels(frames, "scoring")
     counts = score_predictions(frames, predictions, benchmark.ground_truth, space, benchmark.evaluation_size,
-                               band_plan(benchmark, space), progress)
+                               band_plan(benchmark, space), progress, labels)
     model = {"name": name, "kind": kind, "checkpoint_sha256": checkpoint_sha256}
     return _write(benchmark, counts, model, space, out, split, dataset_id)
 
 
 def rescore_model(benchmark: Benchmark, frames: Sequence[Frame], kept: FrameCounts, name: str, kind: str,
-                  space: LabelSpace, predictions: Path, out: Path, split: str) -> FrameCounts:
+                  space: LabelSpace, predictions: Path, out: Path, split: str,
+                  labels: LabelReader = read_truth) -> FrameCounts:
     """Per-frame counts of `frames` (in that order) as score_model writes them, the frames `kept`
     holds taken from it as they are and only the others' masks decoded from `predictions` (after a
     label correction: the frames whose labels changed or were added). `kept` must hold no frame
-    whose label changed; each of its frames not in `frames` is dropped."""
+    whose label changed; each of its frames not in `frames` is dropped. `labels`: as score_model's."""
     require_labels(frames, "scoring")
     fresh, reused = recounted(frames, kept)
     decoded = score_predictions(fresh, predictions, benchmark.ground_truth, space, benchmark.evaluation_size,
-                                band_plan(benchmark, space))
+                                band_plan(benchmark, space), labels=labels)
     counts = FrameCounts.merge([kept.subset(reused), decoded]).subset([f.frame_id for f in frames])
     model = {"name": name, "kind": kind, "checkpoint_sha256": None}
     return _write(benchmark, counts, model, space, out, split, None)

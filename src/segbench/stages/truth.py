@@ -1,0 +1,93 @@
+"""A frame's ground truth as the scoring pass reads it: decoded from its label file, or kept.
+
+A scorer that lives long (the server's worker) scores every upload of a phase against the same
+labels, and decoding them and finding their boundary bands again for each upload was half of its
+pass over the pixels (docs/performance.md, "Hosted evaluation"). `KeptLabels` keeps each label
+decoded at the size it is compared at, with its bands, up to a bound on memory, and checks the
+file's size, time and inode on every read, so a label replaced on disk is decoded again.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+from PIL import Image
+
+from ..core.boundary import BandPlan
+from ..datasets.base import Frame
+from ..io.maskio import read_mask
+
+
+@dataclass(frozen=True)
+class Truth:
+    """`stored_shape`: the label's (H, W) in its file, which a prediction's size is checked
+    against; `mask`: at the size it is compared at; `bands`: its bands in a plan's spaces
+    (BandPlan.truth_flags), when kept, else None (the pass finds them)."""
+
+    stored_shape: tuple[int, int]
+    mask: np.ndarray
+    bands: np.ndarray | None = None
+
+
+class LabelReader(Protocol):
+    def __call__(self, frame: Frame, evaluation_size: tuple[int, int] | None,
+                 bands: BandPlan | None) -> Truth: ...
+
+
+def resize_nearest(mask: np.ndarray, size: tuple[int, int]) -> np.ndarray:
+    """`mask` at (width, height) `size` by Pillow's NEAREST (pixel centres); untouched at that size."""
+    if (mask.shape[1], mask.shape[0]) == size:
+        return mask
+    return np.asarray(Image.fromarray(mask).resize(size, Image.Resampling.NEAREST))
+
+
+def evaluated_truth(gt: np.ndarray, evaluation_size: tuple[int, int] | None) -> np.ndarray:
+    """The ground truth at the size it is compared at: the benchmark's evaluation size (e.g.
+    IDD's 1280x720) when it has one, whatever its aspect (as the reference does), else its own."""
+    return gt if evaluation_size is None else resize_nearest(gt, evaluation_size)
+
+
+def read_truth(frame: Frame, evaluation_size: tuple[int, int] | None, bands: BandPlan | None = None) -> Truth:
+    """The frame's label decoded, its bands left to the pass."""
+    gt = read_mask(frame.label)
+    return Truth(gt.shape, evaluated_truth(gt, evaluation_size))
+
+
+class KeptLabels:
+    """A LabelReader that keeps what it decodes, with its bands, while `budget` bytes hold it
+    (the first labels read stay: the frames of a split are read in one order every time, so
+    evicting would decode every label again once the split outgrows the budget). A label whose
+    file changed (size, time or inode) is read again and replaces what was kept. Thread-safe."""
+
+    def __init__(self, budget: int):
+        self.budget, self.used = budget, 0
+        self._kept: dict[tuple, tuple[tuple[int, int, int], Truth, int]] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, frame: Frame, evaluation_size: tuple[int, int] | None, bands: BandPlan | None) -> Truth:
+        try:
+            stat = os.stat(frame.label)
+        except OSError:
+            return read_truth(frame, evaluation_size)  # which says what is wrong with the file
+        key = (os.fspath(frame.label), evaluation_size, None if bands is None else bands.truth_key)
+        version = (stat.st_size, stat.st_mtime_ns, stat.st_ino)
+        kept = self._kept.get(key)
+        if kept is not None and kept[0] == version:
+            return kept[1]
+        truth = read_truth(frame, evaluation_size)
+        size = truth.mask.nbytes * (1 if bands is None else 2)
+        with self._lock:
+            stale = self._kept.pop(key, None)
+            self.used -= 0 if stale is None else stale[2]
+            if self.used + size > self.budget:
+                return truth
+            self.used += size
+        mask = np.array(truth.mask)  # its own read-only copy: nothing the pass or a caller does changes what is kept
+        mask.flags.writeable = False
+        truth = Truth(truth.stored_shape, mask, None if bands is None else bands.truth_flags(mask))
+        self._kept[key] = (version, truth, size)
+        return truth

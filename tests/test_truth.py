@@ -1,0 +1,115 @@
+"""Kept labels (stages/truth.py): a long-lived scorer's ground truth kept decoded with its bands,
+giving the counts the decoding reader gives, read again when its file changes, within a budget."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+from pv_fixtures import make_dataset, write_png
+from segbench.core.bandplan import band_plan
+from segbench.datasets.painting_vision import read_frames
+from segbench.errors import SegbenchError
+from segbench.protocols.definitions import load_benchmark
+from segbench.stages.scoring import score_predictions
+from segbench.stages.truth import KeptLabels, read_truth
+
+PV = load_benchmark("painting-vision")
+TEN = PV.ground_truth
+
+
+def labelled(rng: np.random.Generator, h: int = 30, w: int = 40) -> np.ndarray:
+    label = np.kron(rng.integers(0, 10, (h // 5 + 1, w // 5 + 1)), np.ones((5, 5), int))[:h, :w].astype(np.uint8)
+    label[rng.random((h, w)) < 0.03] = 255
+    return label
+
+
+@pytest.fixture
+def split(tmp_path):
+    """Three frames of a Painting Vision test split, and a prediction of each (the label with noise)."""
+    rng = np.random.default_rng(5)
+    labels = [labelled(rng) for _ in range(3)]
+    data = make_dataset(tmp_path, [(f"f{i}", f"w{i}", "test", label) for i, label in enumerate(labels)])
+    for i, label in enumerate(labels):
+        pred = np.where(rng.random(label.shape) < 0.8, np.minimum(label, 9), rng.integers(0, 10, label.shape))
+        write_png(tmp_path / "preds" / f"f{i}.png", pred.astype(np.uint8))
+    return read_frames(data, PV.splits), tmp_path / "preds"
+
+
+def counts_equal(a, b) -> bool:
+    fields = ("frame", "gt", "pred", "count")
+    return all(np.array_equal(getattr(a, f), getattr(b, f)) for f in fields) and all(
+        np.array_equal(getattr(a.bands, f), getattr(b.bands, f)) for f in ("frame", "space", "gt", "pred", "flags", "count"))
+
+
+def test_kept_labels_give_the_decoded_counts_and_are_read_once(split):
+    frames, preds = split
+    bands = band_plan(PV, TEN)
+    decoded = score_predictions(frames, preds, TEN, TEN, bands=bands)
+    kept = KeptLabels(1 << 20)
+    first = score_predictions(frames, preds, TEN, TEN, bands=bands, labels=kept)
+    assert counts_equal(first, decoded)
+    # 30 x 40 masks and their bands, one byte a pixel each
+    assert kept.used == 3 * 2 * 30 * 40
+    truths = [kept(f, None, bands) for f in frames]
+    assert all(a is b for a, b in zip(truths, [kept(f, None, bands) for f in frames]))
+    for frame, truth in zip(frames, truths):
+        assert np.array_equal(truth.mask, read_truth(frame, None).mask)
+        assert np.array_equal(truth.bands, bands.truth_flags(truth.mask))
+        assert not truth.mask.flags.writeable and not truth.bands.flags.writeable
+    assert counts_equal(score_predictions(frames, preds, TEN, TEN, bands=bands, labels=kept), decoded)
+    assert kept.used == 3 * 2 * 30 * 40
+
+
+def test_a_label_changed_on_disk_is_read_again(split):
+    frames, preds = split
+    bands = band_plan(PV, TEN)
+    kept = KeptLabels(1 << 20)
+    score_predictions(frames, preds, TEN, TEN, bands=bands, labels=kept)
+    corrected = np.zeros((30, 40), np.uint8)  # the host's corrected label: all "other", replacing the file
+    write_png(frames[1].label.with_name("new.png"), corrected)
+    os.replace(frames[1].label.with_name("new.png"), frames[1].label)
+    truth = kept(frames[1], None, bands)
+    assert np.array_equal(truth.mask, corrected)
+    assert kept.used == 3 * 2 * 30 * 40  # the stale one replaced, not added to
+    again = score_predictions(frames, preds, TEN, TEN, bands=bands, labels=kept)
+    assert counts_equal(again, score_predictions(frames, preds, TEN, TEN, bands=bands))
+
+
+def test_labels_over_the_budget_are_decoded_each_time(split):
+    frames, preds = split
+    bands = band_plan(PV, TEN)
+    kept = KeptLabels(2 * 2 * 30 * 40 + 1)  # room for two frames' masks and bands
+    decoded = score_predictions(frames, preds, TEN, TEN, bands=bands)
+    for _ in range(2):
+        assert counts_equal(score_predictions(frames, preds, TEN, TEN, bands=bands, labels=kept), decoded)
+        assert kept.used == 2 * 2 * 30 * 40
+    none = KeptLabels(0)
+    assert counts_equal(score_predictions(frames, preds, TEN, TEN, bands=bands, labels=none), decoded)
+    assert none.used == 0 and kept(frames[0], None, bands).bands is not None
+    assert kept(frames[2], None, bands).bands is None  # not kept: the pass finds its bands
+
+
+def test_kept_at_the_evaluation_size_and_without_bands(split):
+    # IDD's rule: labels resized to the benchmark's evaluation size, kept at that size, one byte a
+    # pixel with no bands; the prediction's size is still checked against the label's own.
+    frames, _ = split
+    kept = KeptLabels(1 << 20)
+    truth = kept(frames[0], (80, 60), None)
+    assert truth.stored_shape == (30, 40) and truth.mask.shape == (60, 80) and truth.bands is None
+    assert np.array_equal(truth.mask, read_truth(frames[0], (80, 60)).mask)
+    assert kept.used == 60 * 80
+    assert kept(frames[0], None, None).mask.shape == (30, 40)  # another size is another entry
+    assert kept.used == 60 * 80 + 30 * 40
+
+
+def test_a_missing_label_gets_the_decoders_error(split):
+    frames, _ = split
+    frames[0].label.unlink()
+    with pytest.raises(SegbenchError) as kept_error:
+        KeptLabels(1 << 20)(frames[0], None, None)
+    with pytest.raises(SegbenchError) as decoded_error:
+        read_truth(frames[0], None)
+    assert str(kept_error.value) == str(decoded_error.value) and str(frames[0].label) in str(kept_error.value)
