@@ -9,12 +9,10 @@ memory does not grow with a frame's size or with a 256 x 256 table per frame.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
-from tqdm import tqdm
 
 from ..core.boundary import BandPlan
 from ..core.cellcount import joint_cells
@@ -22,7 +20,7 @@ from ..core.confusion import BandCounts, FrameCounts, constant_prediction, histo
 from ..core.labels import LabelSpace
 from ..datasets.base import Frame
 from ..errors import SegbenchError
-from ..io.parallel import workers
+from ..io.parallel import each_in_threads
 from ..io.problems import Problem, Problems
 from ..records.intake import OUTSIDE_SPACE, open_predictions, read_prediction
 from ..records.predictions import REFUSED, Predictions
@@ -127,17 +125,11 @@ def counted_frames(
         except Problem as problem:
             return problem
 
-    with ThreadPoolExecutor(workers()) as pool:
-        per_frame = in_order(pool.map(cells_or_problem, frames), frames, "scoring", progress)
+    per_frame = each_in_threads(cells_or_problem, frames, "scoring", progress)
     for outcome in per_frame:
         if isinstance(outcome, Problem):
             problems.add_problem(outcome)
     return [None if isinstance(outcome, Problem) else outcome for outcome in per_frame]
-
-
-def in_order(results: Iterator, frames: Sequence[Frame], what: str, progress: bool) -> list:
-    """The per-frame results of a pool's map, gathered in frame order, with a bar when `progress`."""
-    return list(tqdm(results, total=len(frames), unit="frame", desc=what, disable=not progress))
 
 
 def counts_of(frames: Sequence[Frame], per_frame: Sequence[tuple], bands: BandPlan | None) -> FrameCounts:
@@ -163,6 +155,5 @@ def score_constant(
         # The constant map's band is the border strip: only the bands need the map itself.
         return frame_cells, (bands.frame_cells(gt, np.full_like(gt, value)) if bands is not None else [])
 
-    with ThreadPoolExecutor(workers()) as pool:
-        per_frame = in_order(pool.map(cells, frames), frames, "floor", progress)
+    per_frame = each_in_threads(cells, frames, "floor", progress)
     return counts_of(frames, per_frame, bands)
