@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .repeated_mean import repeated_means
+
 
 def safe_ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
     """numerator / denominator, NaN where the denominator is 0."""
@@ -161,23 +163,13 @@ def boundary_iou(tallies: np.ndarray) -> np.ndarray:
 def frame_mean(values: np.ndarray, weights: np.ndarray) -> float | np.ndarray:
     """The mean of per-frame `values` (frames,) over the frames where they are defined (NaN: not),
     each frame counted `weights` (..., frames) times (a bootstrap resample draws a unit's frames
-    as often as it draws the unit); NaN over no frame. Each row sums its frames' values repeated in
-    frame order, exactly as numpy's mean of that repeated array alone: the rows' arrays are laid
-    one after another, ordered by length, so the rows of one length are one C-contiguous block."""
+    as often as it draws the unit); NaN over no frame. Each row is exactly numpy's mean of its
+    frames' values repeated in frame order (core/repeated_mean.py)."""
     defined = ~np.isnan(values)
-    drawn = np.asarray(weights)[..., defined]
-    counts = drawn.reshape(rows_of(drawn), drawn.shape[-1])
-    lengths = counts.sum(axis=1)
-    order = np.argsort(lengths, kind="stable")
-    repeated = np.repeat(np.tile(values[defined], len(counts)), counts[order].ravel())
-    out = np.full(len(counts), np.nan)
-    row = offset = 0
-    for length, rows in zip(*np.unique(lengths[order], return_counts=True)):
-        if length > 0:
-            block = repeated[offset:offset + rows * length].reshape(rows, length)
-            out[order[row:row + rows]] = block.mean(axis=1)
-        row, offset = row + rows, offset + rows * length
-    return scalar(out.reshape(drawn.shape[:-1]))
+    drawn = np.asarray(weights)
+    drawn = drawn if defined.all() else drawn[..., defined]
+    means = repeated_means(values[defined], drawn.reshape(rows_of(drawn), drawn.shape[-1]))
+    return scalar(means.reshape(drawn.shape[:-1]))
 
 
 def per_frame_mean_iou(per_frame: np.ndarray, classes: str, evaluated: np.ndarray) -> np.ndarray:
