@@ -8,7 +8,7 @@ import pytest
 from counts_fixtures import FRAMES, counts, floored, frame
 
 from segbench.core.bootstrap import (Subject, bootstrap, bootstrap_document, prepare, replicate_values, replicated,
-                                     resample_weights)
+                                     resample_weights, resampled_sums)
 from segbench.core.confusion import FrameCounts
 from segbench.core.evaluation import evaluate
 from segbench.errors import SegbenchError
@@ -244,3 +244,16 @@ def test_each_resample_is_bit_for_bit_the_evaluation_of_its_own_frames():
             report, metric = key.split(".")
             expected = results[report][metric]
             assert (np.isnan(values[b]) if expected is None else values[b] == expected), (key, b)
+
+
+def test_resampled_sums_are_the_integer_product_exactly_on_both_paths():
+    rng = np.random.default_rng(21)
+    weights = resample_weights(40, 300, 3)
+    counts = rng.integers(0, 10**9, (40, 4, 5))  # BLAS's path: 40 x 10^9 stays below 2^53
+    expected = np.einsum("bg,gij->bij", weights.astype(object), counts.astype(object)).astype(np.int64)
+    sums = resampled_sums(weights, counts)
+    assert sums.dtype == np.int64 and sums.shape == (300, 4, 5) and np.array_equal(sums, expected)
+    # Counts so large a float64 would round them (2^53 + 1 is not a float64): numpy's integer product.
+    huge = np.full((40, 1), 2**53 // 40 + 1, np.int64)
+    assert np.array_equal(resampled_sums(weights, huge)[:, 0], weights.sum(axis=1) * (2**53 // 40 + 1))
+    assert resampled_sums(np.ones((1, 2), np.int64), np.array([[2**53], [1]]))[0, 0] == 2**53 + 1
