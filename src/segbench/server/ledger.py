@@ -181,12 +181,14 @@ def finish(session: Session, submission_id: str, owner: str, counts_sha256: str,
         return False
     ladder: dict[str, Any] = {}
     if decide is not None:
-        earlier = session.scalars(select(Submission).where(
-            Submission.team_id == held.team_id, Submission.phase_id == held.phase_id,
-            Submission.dataset_id == held.dataset_id, Submission.ladder_position.is_not(None))
-            .order_by(Submission.ladder_position)).all()
-        best = next((s for s in reversed(earlier) if s.released), None)
-        ladder = {**decide(best), "ladder_position": len(earlier)}
+        # The team's ladder on this phase and data: counted, and its last released entry read, in
+        # SQL (loading every earlier submission with its documents grew with the team's history).
+        ladder_of_team = (Submission.team_id == held.team_id, Submission.phase_id == held.phase_id,
+                          Submission.dataset_id == held.dataset_id, Submission.ladder_position.is_not(None))
+        position = session.scalar(select(func.count()).select_from(Submission).where(*ladder_of_team))
+        best = session.scalar(select(Submission).where(*ladder_of_team, Submission.released.is_(True))
+                              .order_by(Submission.ladder_position.desc()).limit(1))
+        ladder = {**decide(best), "ladder_position": position}
     session.execute(update(Submission).where(Submission.id == submission_id)
                     .values(status=SCORED, counts_sha256=counts_sha256, results=results, uncertainty=uncertainty,
                             private_results=private_results, private_uncertainty=private_uncertainty, error=None,
