@@ -49,6 +49,7 @@ from server_fixtures import BENCHMARK, PHASE, SPLIT, phases_text  # noqa: E402
 from timing import machine  # noqa: E402
 
 import segbench.stages.scoring as stage_scoring  # noqa: E402
+import segbench.stages.truth as stage_truth  # noqa: E402
 from segbench.core.confusion import FrameCounts  # noqa: E402
 from segbench.io.maskio import read_mask  # noqa: E402
 from segbench.protocols.definitions import load_benchmark  # noqa: E402
@@ -177,7 +178,7 @@ def counted_worker(db: str, settings: Settings, results) -> None:
         labels[0] += 1
         return read_mask(path)
 
-    stage_scoring.read_prediction, stage_scoring.read_mask = prediction, label
+    stage_scoring.read_prediction, stage_truth.read_mask = prediction, label
     run_worker(connect(db, settings), once=True)
     results.put((decoded[0], labels[0], resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024))
 
