@@ -91,6 +91,13 @@ def test_labels_over_the_budget_are_decoded_each_time(split):
     assert none.used == 0
     # the two read first are kept (which two: the scoring threads' order); the third's bands are the pass's
     assert sorted(kept(f, None, bands).bands is None for f in frames) == [False, False, True]
+    # With the budget spent, a kept label whose file changed gives its place to what it is now.
+    first = next(f for f in frames if kept(f, None, bands).bands is not None)
+    write_png(first.label.with_name("new.png"), np.full((30, 40), 3, np.uint8))
+    os.replace(first.label.with_name("new.png"), first.label)
+    truth = kept(first, None, bands)
+    assert (truth.mask == 3).all() and truth.bands is not None and kept(first, None, bands) is truth
+    assert kept.used == 2 * 2 * 30 * 40
 
 
 def test_kept_at_the_evaluation_size_and_without_bands(split):

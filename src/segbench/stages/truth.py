@@ -81,13 +81,18 @@ class KeptLabels:
         truth = read_truth(frame, evaluation_size)
         size = truth.mask.nbytes * (1 if bands is None else 2)
         with self._lock:
-            stale = self._kept.pop(key, None)
+            stale = self._kept.pop(key, None)  # the file changed: what it was is not kept
             self.used -= 0 if stale is None else stale[2]
-            if self.used + size > self.budget:
-                return truth
-            self.used += size
+            fits = self.used + size <= self.budget
+            self.used += size if fits else 0
+        if not fits:
+            return truth
         mask = np.array(truth.mask)  # its own read-only copy: nothing the pass or a caller does changes what is kept
         mask.flags.writeable = False
         truth = Truth(truth.stored_shape, mask, None if bands is None else bands.truth_flags(mask))
-        self._kept[key] = (version, truth, size)
+        with self._lock:
+            if key in self._kept:  # another thread read it meanwhile and kept its copy
+                self.used -= size
+            else:
+                self._kept[key] = (version, truth, size)
         return truth
