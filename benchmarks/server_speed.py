@@ -4,10 +4,12 @@ Painting Vision test split, with the library's own server and worker code:
 1. a worker's time per upload (claim, fetch from the store, score, bootstrap, write) against the
    time to decode that upload's masks and their labels (segbench's decoder, all cores: what a
    scorer that keeps nothing cannot avoid); target <= 1.2 x; the same against its masks alone (the
-   worker keeps the labels decoded after its first upload, which is timed apart); the CLI's scorer (`segbench score`'s counting) on
-   the same upload, what the worker adds to (wall and CPU time: the CPU is steadier on a shared
-   machine); on the embedded split's 16 frames and, with
-   --copies K, again on a split of K copies of them (16 K frames, 4 K walls: a larger upload);
+   worker keeps the labels decoded after its first upload, which is timed apart); the CLI's scorer
+   (`segbench score`'s counting) on the same upload, what the worker adds to (wall and CPU time:
+   the CPU is steadier on a shared machine); on the embedded split's 16 frames and, with
+   --copies K, again on a split of K copies of them (16 K frames, 4 K walls: a larger upload); with
+   --idd-copies K, on an IDD20K phase of K copies of its embedded labelled test split (4 K masks of
+   1920 x 1080, scored at 1280 x 720: the benchmark whose hidden split the seeds upload, 4,000 frames);
 2. uploads accepted per second through the HTTP intake (a `segbench server run` process, CONCURRENCY
    clients, distinct uploads so none is a replay);
 3. the leaderboard API's p95 latency with 1,000 entries (1,000 teams' scored submissions, copies
@@ -17,7 +19,7 @@ Painting Vision test split, with the library's own server and worker code:
    script holds one; the server's and this client's CPU per read are printed (the client shares
    the machine). Then the same readers revalidating (If-None-Match: the board's ETag; 304).
 
-    PYTHONPATH=src .venv/bin/python benchmarks/server_speed.py [--uploads 20] [--intake 60] [--reads 2000] [--copies 25]
+    PYTHONPATH=src .venv/bin/python benchmarks/server_speed.py [--uploads 20] [--intake 60] [--reads 2000] [--copies 25] [--idd-copies 100]
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from __future__ import annotations
 import argparse
 import csv
 import http.client
+import io
 import json
 import os
 import secrets
@@ -35,10 +38,11 @@ import tempfile
 import threading
 import time
 import zipfile
-from collections import Counter
+from collections import Counter, deque
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from PIL import Image
 from sqlalchemy import select
 
 from segbench.server.launch import start_server
@@ -53,6 +57,7 @@ from timing import machine  # noqa: E402
 
 from segbench.io.fileio import sha256_file  # noqa: E402
 from segbench.io.maskio import decode_mask  # noqa: E402
+from segbench.records.prediction_archive import UPLOAD_META  # noqa: E402
 from segbench.protocols.definitions import load_benchmark  # noqa: E402
 from segbench.server import host, ledger  # noqa: E402
 from segbench.server.deployment import CODE_VERSION, connect  # noqa: E402
@@ -65,12 +70,16 @@ from segbench.steps.scoring import score_model  # noqa: E402
 CONCURRENCY, READERS = 8, 50
 
 
-def deployment_in(folder: Path, data: Path = DATA, manifest: Path = MANIFEST) -> str:
+IDD = "idd20k-icvgip2020"
+IDD_DATA = ROOT / "data-idd"
+
+
+def deployment_in(folder: Path, data: Path = DATA, manifest: Path = MANIFEST, benchmark: str = BENCHMARK) -> str:
     folder.mkdir()
     db = f"sqlite:///{folder / 'server.db'}"
     host.init(db, str(folder / "store"))
-    (folder / f"{BENCHMARK}.yaml").write_text(phases_text("null"))
-    host.add_phase(db, BENCHMARK, PHASE, data, manifest, phases=folder / f"{BENCHMARK}.yaml")
+    (folder / f"{benchmark}.yaml").write_text(phases_text("null", benchmark))
+    host.add_phase(db, benchmark, PHASE, data, manifest, phases=folder / f"{benchmark}.yaml")
     return db
 
 
@@ -98,42 +107,76 @@ def copied_split(folder: Path, copies: int) -> tuple[Path, Path]:
     return data, manifest
 
 
-def decode_seconds(upload: Path, data: Path, manifest: Path, threads: ThreadPoolExecutor) -> tuple[float, float]:
+def copied_idd_split(folder: Path, copies: int) -> tuple[Path, Path]:
+    """(data, manifest) of an IDD20K dataset whose labelled test split is the embedded one's
+    (1920 x 1080 level-3 masks, scored at 1280 x 720) `copies` times over: drive D's copy k is
+    drive DcK, its polygons and masks the same bytes; no images (the split is scored, not inferred)."""
+    data, gt = folder / "idd-copies", IDD_DATA / "gtFine"
+    (data / "gtFine").mkdir(parents=True)
+    for record in gt.glob("*.json"):  # how the masks were made
+        copy_file(record, data / "gtFine" / record.name)
+    for drive in sorted(p for p in (gt / SPLIT).iterdir() if p.is_dir()):
+        for k in range(copies):
+            target = data / "gtFine" / SPLIT / f"{drive.name}c{k:03d}"
+            target.mkdir(parents=True)
+            for file in drive.iterdir():
+                copy_file(file, target / file.name)
+    manifest = folder / "idd-copies_manifest.json"
+    write_identity(load_benchmark(IDD), data, None, manifest, None, None)
+    return data, manifest
+
+
+def upload_of(hidden, path: Path, blank_rows: float = 1 / 3) -> Path:
+    """An upload of the hidden split as the benchmark names its members: each frame's ground
+    truth with its top `blank_rows` set to 0, and the split's dataset_id."""
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as upload:
+        for frame in hidden.frames:
+            mask = decode_mask(frame.label.read_bytes(), frame.label).copy()
+            mask[: int(mask.shape[0] * blank_rows)] = 0
+            buffer = io.BytesIO()
+            Image.fromarray(mask).save(buffer, format="PNG")  # as make_upload and a team's PIL would
+            upload.writestr(frame.prediction, buffer.getvalue())
+        upload.writestr(UPLOAD_META, hidden.dataset_id + "\n")
+    return path
+
+
+def decode_seconds(upload: Path, hidden, threads: ThreadPoolExecutor) -> tuple[float, float]:
     """(decoding the upload's masks and their labels, decoding its masks alone), all cores."""
-    frames = {f["frame_id"]: data / f["label"]["path"] for f in split_frames(manifest)[0]}
     with zipfile.ZipFile(upload) as archive:
-        masks = [archive.read(f"{frame}.png") for frame in frames]
-    labels = [path.read_bytes() for path in frames.values()]
-    start = time.perf_counter()
-    list(threads.map(lambda item: decode_mask(item, "x"), masks + labels))
-    both = time.perf_counter() - start
-    start = time.perf_counter()
-    list(threads.map(lambda item: decode_mask(item, "x"), masks))
-    return both, time.perf_counter() - start
+        masks = [archive.read(frame.prediction) for frame in hidden.frames]
+    labels = [frame.label.read_bytes() for frame in hidden.frames]
+    def decoded(items: list[bytes]) -> float:
+        # each mask dropped once decoded, as a scorer drops it: 4,000 IDD frames held would be 16 GB
+        start = time.perf_counter()
+        deque(threads.map(lambda item: decode_mask(item, "x").shape, items), maxlen=0)
+        return time.perf_counter() - start
+
+    return decoded(masks + labels), decoded(masks)
 
 
-def worker_speed(folder: Path, uploads: int, resamples: int, data: Path = DATA, manifest: Path = MANIFEST) -> bool:
+def worker_speed(folder: Path, uploads: int, resamples: int, data: Path = DATA, manifest: Path = MANIFEST,
+                 benchmark: str = BENCHMARK) -> bool:
     """Prints the figures; returns whether the target is met."""
-    db = deployment_in(folder, data, manifest)
+    db = deployment_in(folder, data, manifest, benchmark)
     deployment = connect(db, Settings(resamples=resamples))
     host.add_team(db, "speed")
-    upload = make_upload(folder / "upload.zip", data=data, manifest=manifest)
     with deployment.sessions() as session:
         team, phase = session.scalar(select(Team)), session.scalar(select(Phase))
+    hidden = deployment.hidden(phase)  # the hidden split verified (once per process) before any timing
+    upload = upload_of(hidden, folder / "upload.zip")
     sha = sha256_file(upload)
     for i in range(uploads + 1):
         with deployment.sessions() as session:
             ledger.accept(session, team, phase, sha, upload.stat().st_size, f"m{i}", "", CODE_VERSION,
                           lambda: deployment.store.put(upload, sha))
-    hidden = deployment.hidden(phase)  # the hidden split verified (once per process) before any timing
     # The first upload after the worker's start decodes the labels and keeps them (stages/truth.py).
     first = timed(lambda: work_once(deployment))
     workers, decodes, scorers = [], [], []
     with ThreadPoolExecutor(len(os.sched_getaffinity(0))) as threads:
-        decode_seconds(upload, data, manifest, threads)
+        decode_seconds(upload, hidden, threads)
         for _ in range(uploads):
             workers.append(timed(lambda: work_once(deployment)))
-            decodes.append(decode_seconds(upload, data, manifest, threads))
+            decodes.append(decode_seconds(upload, hidden, threads))
             scorers.append(timed(lambda: score_model(hidden.benchmark, hidden.frames, "cli", "predictions",
                                                      hidden.benchmark.ground_truth, upload, folder / "cli.parquet",
                                                      hidden.split)))
@@ -147,8 +190,8 @@ def worker_speed(folder: Path, uploads: int, resamples: int, data: Path = DATA, 
 
     both, alone = zip(*decodes)
     ratio, masks_ratio, scorer_ratio = median_ratio(workers, both), median_ratio(workers, alone), median_ratio(scorers, both)
-    frames = split_frames(manifest)[0]
-    print(f"worker, {resamples} resamples, {len(frames)} frames ({len({f['wall_id'] for f in frames})} walls): "
+    units = len({f.group_id for f in hidden.frames})
+    print(f"worker, {benchmark}, {resamples} resamples, {len(hidden.frames)} frames ({units} units): "
           f"{w * 1000:.1f} ms per upload (median of {uploads}; the first after its start {first[0] * 1000:.1f} ms); "
           f"decoding its masks and labels: {d * 1000:.2f} ms; ratio {ratio:.2f} x (its masks alone "
           f"{masks * 1000:.2f} ms: {masks_ratio:.2f} x); the CLI's scorer on it {c * 1000:.1f} ms ({scorer_ratio:.2f} x "
@@ -299,6 +342,9 @@ def main() -> int:
                              "as docs/server.md deploys it)")
     parser.add_argument("--copies", type=int, default=0,
                         help="worker timing again on a split of COPIES copies of the embedded one (0: not run)")
+    parser.add_argument("--idd-copies", type=int, default=0,
+                        help="worker timing on an IDD20K phase of IDD_COPIES copies of its embedded labelled test "
+                             "split (4 frames of 1920 x 1080 in 2 drives; 0: not run)")
     args = parser.parse_args()
     print(f"machine: {machine()}; load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     with tempfile.TemporaryDirectory(prefix="server-speed-") as folder:
@@ -307,6 +353,10 @@ def main() -> int:
             data, manifest = copied_split(Path(folder), args.copies)
             worker_met = worker_speed(Path(folder) / "worker-copies", args.uploads, args.resamples, data,
                                       manifest) and worker_met
+        if args.idd_copies:
+            data, manifest = copied_idd_split(Path(folder), args.idd_copies)
+            worker_met = worker_speed(Path(folder) / "worker-idd", args.uploads, args.resamples, data, manifest,
+                                      IDD) and worker_met
         intake_speed(Path(folder), args.intake)
         board_met = board_latency(Path(folder), args.reads, args.entries, args.processes)
     print(f"load average at the end {' '.join(f'{x:.1f}' for x in os.getloadavg())}")

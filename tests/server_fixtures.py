@@ -33,9 +33,10 @@ DATA, MANIFEST = ROOT / "data", ROOT / "data_manifest.json"
 BENCHMARK, PHASE, SPLIT = "painting-vision", "test", "test"
 
 
-def phases_text(quota_total: str = "100") -> str:
-    """A phases file of one phase `test`, always open, of `quota_total` uploads per team ("null": no limit)."""
-    return f"""benchmark: {BENCHMARK}
+def phases_text(quota_total: str = "100", benchmark: str = BENCHMARK) -> str:
+    """A phases file of one phase `test` of `benchmark`, always open, of `quota_total` uploads per
+    team ("null": no limit)."""
+    return f"""benchmark: {benchmark}
 phases:
   - name: {PHASE}
     split: {SPLIT}

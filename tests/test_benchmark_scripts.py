@@ -146,12 +146,13 @@ def test_ladder_attack_through_the_server(tmp_path):
 
 def test_server_speed():
     out = run_script("server_speed.py", "--uploads", "1", "--resamples", "1", "--intake", "2", "--reads", "4",
-                     "--entries", "5", "--copies", "2", "--processes", "2")
+                     "--entries", "5", "--copies", "2", "--idd-copies", "1", "--processes", "2")
     worker = (r"\d+\.\d ms per upload \(median of 1; the first after its start \d+\.\d ms\); decoding its masks and "
               r"labels: \d+\.\d\d ms; ratio \d+\.\d\d x \(its masks alone \d+\.\d\d ms: \d+\.\d\d x\); the CLI's scorer on "
               r"it \d+\.\d ms \(\d+\.\d\d x the decode\); CPU: worker \d+ ms, scorer \d+ ms$")
-    assert_lines(out, r"^worker, 1 resamples, 16 frames \(4 walls\): " + worker,
-                 r"^worker, 1 resamples, 32 frames \(8 walls\): " + worker,
+    assert_lines(out, r"^worker, painting-vision, 1 resamples, 16 frames \(4 units\): " + worker,
+                 r"^worker, painting-vision, 1 resamples, 32 frames \(8 units\): " + worker,
+                 r"^worker, idd20k-icvgip2020, 1 resamples, 4 frames \(2 units\): " + worker,
                  r"^intake: 2 uploads \(\d+ bytes, \d+ masks each\) accepted in \d+\.\d s by 8 clients: \d+\.\d uploads/s$",
                  r"^leaderboard: the first read, which builds the board, \d+ ms$",
                  r"^leaderboard: 6 entries, 2 server process\(es\), 50 readers, 4 reads in \d+\.\d s \(\d+\.\d/s\): p50 \d+ ms, p95 \d+ ms; "
