@@ -44,6 +44,18 @@ def counts_equal(a, b) -> bool:
         np.array_equal(getattr(a.bands, f), getattr(b.bands, f)) for f in ("frame", "space", "gt", "pred", "flags", "count"))
 
 
+def run_bytes(array: np.ndarray) -> int:
+    """What a map costs kept as runs: 5 bytes a run (its value, its length), a run starting at
+    the first pixel and at each change of value in row-major order."""
+    flat = array.ravel()
+    return 5 * (1 + int((flat[1:] != flat[:-1]).sum()))
+
+
+def kept_bytes(frame, bands, evaluation_size=None) -> int:
+    mask = read_truth(frame, evaluation_size).mask
+    return run_bytes(mask) + (0 if bands is None else run_bytes(bands.truth_flags(mask)))
+
+
 def test_kept_labels_give_the_decoded_counts_and_are_read_once(split):
     frames, preds = split
     bands = band_plan(PV, TEN)
@@ -51,16 +63,18 @@ def test_kept_labels_give_the_decoded_counts_and_are_read_once(split):
     kept = KeptLabels(1 << 20)
     first = score_predictions(frames, preds, TEN, TEN, bands=bands, labels=kept)
     assert counts_equal(first, decoded)
-    # 30 x 40 masks and their bands, one byte a pixel each
-    assert kept.used == 3 * 2 * 30 * 40
-    truths = [kept(f, None, bands) for f in frames]
-    assert all(a is b for a, b in zip(truths, [kept(f, None, bands) for f in frames]))
-    for frame, truth in zip(frames, truths):
+    every = sum(kept_bytes(f, bands) for f in frames)
+    assert kept.used == every  # the bytes of their runs
+    for frame in frames:
+        truth = kept(frame, None, bands)
         assert np.array_equal(truth.mask, read_truth(frame, None).mask)
         assert np.array_equal(truth.bands, bands.truth_flags(truth.mask))
-        assert not truth.mask.flags.writeable and not truth.bands.flags.writeable
+        truth.mask[:] = 7  # a caller's changes to what it was given...
+        truth.bands[:] = 0
+        again = kept(frame, None, bands)  # ...are not what is kept
+        assert np.array_equal(again.mask, read_truth(frame, None).mask) and again.bands.any()
     assert counts_equal(score_predictions(frames, preds, TEN, TEN, bands=bands, labels=kept), decoded)
-    assert kept.used == 3 * 2 * 30 * 40
+    assert kept.used == every
 
 
 def test_a_label_changed_on_disk_is_read_again(split):
@@ -73,7 +87,7 @@ def test_a_label_changed_on_disk_is_read_again(split):
     os.replace(frames[1].label.with_name("new.png"), frames[1].label)
     truth = kept(frames[1], None, bands)
     assert np.array_equal(truth.mask, corrected)
-    assert kept.used == 3 * 2 * 30 * 40  # the stale one replaced, not added to
+    assert kept.used == sum(kept_bytes(f, bands) for f in frames)  # the stale one replaced, not added to
     again = score_predictions(frames, preds, TEN, TEN, bands=bands, labels=kept)
     assert counts_equal(again, score_predictions(frames, preds, TEN, TEN, bands=bands))
 
@@ -81,36 +95,39 @@ def test_a_label_changed_on_disk_is_read_again(split):
 def test_labels_over_the_budget_are_decoded_each_time(split):
     frames, preds = split
     bands = band_plan(PV, TEN)
-    kept = KeptLabels(2 * 2 * 30 * 40 + 1)  # room for two frames' masks and bands
+    sizes = [kept_bytes(f, bands) for f in frames]
+    kept = KeptLabels(sum(sizes) - 1)  # room for any two of the three, never all
     decoded = score_predictions(frames, preds, TEN, TEN, bands=bands)
+    pairs = {sum(sizes) - size for size in sizes}
     for _ in range(2):
         assert counts_equal(score_predictions(frames, preds, TEN, TEN, bands=bands, labels=kept), decoded)
-        assert kept.used == 2 * 2 * 30 * 40
+        assert kept.used in pairs  # the two read first (which two: the scoring threads' order)
+    held = kept.used
     none = KeptLabels(0)
     assert counts_equal(score_predictions(frames, preds, TEN, TEN, bands=bands, labels=none), decoded)
-    assert none.used == 0
-    # the two read first are kept (which two: the scoring threads' order); the third's bands are the pass's
-    assert sorted(kept(f, None, bands).bands is None for f in frames) == [False, False, True]
+    assert none.used == 0 and all(none(f, None, bands).bands is None for f in frames)  # no room: the pass finds them
     # With the budget spent, a kept label whose file changed gives its place to what it is now.
-    first = next(f for f in frames if kept(f, None, bands).bands is not None)
-    write_png(first.label.with_name("new.png"), np.full((30, 40), 3, np.uint8))
+    first = frames[[i for i, size in enumerate(sizes) if held - size in {s for j, s in enumerate(sizes) if j != i}][0]]
+    replaced = np.full((30, 40), 3, np.uint8)
+    write_png(first.label.with_name("new.png"), replaced)
     os.replace(first.label.with_name("new.png"), first.label)
     truth = kept(first, None, bands)
-    assert (truth.mask == 3).all() and truth.bands is not None and kept(first, None, bands) is truth
-    assert kept.used == 2 * 2 * 30 * 40
+    assert (truth.mask == 3).all() and truth.bands is not None
+    assert kept.used == held - sizes[frames.index(first)] + kept_bytes(first, bands)
+    assert np.array_equal(kept(first, None, bands).mask, replaced)
 
 
 def test_kept_at_the_evaluation_size_and_without_bands(split):
-    # IDD's rule: labels resized to the benchmark's evaluation size, kept at that size, one byte a
-    # pixel with no bands; the prediction's size is still checked against the label's own.
+    # IDD's rule: labels resized to the benchmark's evaluation size, kept at that size, with no
+    # bands; the prediction's size is still checked against the label's own.
     frames, _ = split
     kept = KeptLabels(1 << 20)
     truth = kept(frames[0], (80, 60), None)
     assert truth.stored_shape == (30, 40) and truth.mask.shape == (60, 80) and truth.bands is None
     assert np.array_equal(truth.mask, read_truth(frames[0], (80, 60)).mask)
-    assert kept.used == 60 * 80
+    assert kept.used == run_bytes(truth.mask)
     assert kept(frames[0], None, None).mask.shape == (30, 40)  # another size is another entry
-    assert kept.used == 60 * 80 + 30 * 40
+    assert kept.used == run_bytes(truth.mask) + kept_bytes(frames[0], None)
 
 
 def test_a_missing_label_gets_the_decoders_error(split):

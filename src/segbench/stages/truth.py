@@ -3,8 +3,9 @@
 A scorer that lives long (the server's worker) scores every upload of a phase against the same
 labels, and decoding them and finding their boundary bands again for each upload was half of its
 pass over the pixels (docs/performance.md, "Hosted evaluation"). `KeptLabels` keeps each label
-decoded at the size it is compared at, with its bands, up to a bound on memory, and checks the
-file's size, time and inode on every read, so a label replaced on disk is decoded again.
+decoded at the size it is compared at, with its bands, as runs of one value up to a bound on
+memory, and checks the file's size, time and inode on every read, so a label replaced on disk is
+decoded again.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import numpy as np
 from PIL import Image
 
 from ..core.boundary import BandPlan
+from ..core.runs import Runs
 from ..datasets.base import Frame
 from ..io.maskio import read_mask
 
@@ -58,14 +60,17 @@ def read_truth(frame: Frame, evaluation_size: tuple[int, int] | None, bands: Ban
 
 
 class KeptLabels:
-    """A LabelReader that keeps what it decodes, with its bands, while `budget` bytes hold it
-    (the first labels read stay: the frames of a split are read in one order every time, so
-    evicting would decode every label again once the split outgrows the budget). A label whose
-    file changed (size, time or inode) is read again and replaces what was kept. Thread-safe."""
+    """A LabelReader that keeps what it decodes, with its bands, as runs of one value (core/runs.py:
+    about a tenth to a thirtieth of their pixels' bytes), while `budget` bytes of runs hold them.
+    Each read expands a kept label into new arrays (about the cost of copying them), so nothing a
+    caller does to them changes what is kept. The first labels read stay: the frames of a split
+    are read in one order every time, so evicting would decode every label again once the split
+    outgrows the budget. A label whose file changed (size, time or inode) is read again and
+    replaces what was kept. Thread-safe."""
 
     def __init__(self, budget: int):
         self.budget, self.used = budget, 0
-        self._kept: dict[tuple, tuple[tuple[int, int, int], Truth, int]] = {}
+        self._kept: dict[tuple, tuple[tuple[int, int, int], tuple[int, int], Runs, Runs | None, int]] = {}
         self._lock = threading.Lock()
 
     def __call__(self, frame: Frame, evaluation_size: tuple[int, int] | None, bands: BandPlan | None) -> Truth:
@@ -77,22 +82,18 @@ class KeptLabels:
         version = (stat.st_size, stat.st_mtime_ns, stat.st_ino)
         kept = self._kept.get(key)
         if kept is not None and kept[0] == version:
-            return kept[1]
+            _, stored_shape, mask, flags, _ = kept
+            return Truth(stored_shape, mask.expanded(), None if flags is None else flags.expanded())
         truth = read_truth(frame, evaluation_size)
-        size = truth.mask.nbytes * (1 if bands is None else 2)
+        if self.used - (0 if kept is None else kept[4]) >= self.budget:
+            return truth  # no room: its bands are the pass's to find
+        truth = Truth(truth.stored_shape, truth.mask, None if bands is None else bands.truth_flags(truth.mask))
+        mask, flags = Runs.of(truth.mask), None if truth.bands is None else Runs.of(truth.bands)
+        size = mask.nbytes + (0 if flags is None else flags.nbytes)
         with self._lock:
             stale = self._kept.pop(key, None)  # the file changed: what it was is not kept
-            self.used -= 0 if stale is None else stale[2]
-            fits = self.used + size <= self.budget
-            self.used += size if fits else 0
-        if not fits:
-            return truth
-        mask = np.array(truth.mask)  # its own read-only copy: nothing the pass or a caller does changes what is kept
-        mask.flags.writeable = False
-        truth = Truth(truth.stored_shape, mask, None if bands is None else bands.truth_flags(mask))
-        with self._lock:
-            if key in self._kept:  # another thread read it meanwhile and kept its copy
-                self.used -= size
-            else:
-                self._kept[key] = (version, truth, size)
+            self.used -= 0 if stale is None else stale[4]
+            if self.used + size <= self.budget and key not in self._kept:
+                self.used += size
+                self._kept[key] = (version, truth.stored_shape, mask, flags, size)
         return truth
