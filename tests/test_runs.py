@@ -1,29 +1,40 @@
-"""core/runs.py: a map held as runs expands to itself, whatever its runs."""
+"""How a subcommand's run names its model (commands/runs.py: model_spec): by --model-spec JSON, by
+--model from --config, or not at all (the runs themselves: test_cli.py)."""
 
 from __future__ import annotations
 
-import numpy as np
+import argparse
+import json
+from pathlib import Path
 
-from segbench.core.runs import Runs
+import pytest
 
+from segbench.commands.runs import model_spec
+from segbench.errors import SegbenchError
 
-def test_maps_expand_to_themselves():
-    rng = np.random.default_rng(3)
-    blocky = np.kron(rng.integers(0, 5, (9, 13)), np.ones((7, 11), int)).astype(np.uint8)
-    cases = [blocky, rng.integers(0, 256, (5, 7)).astype(np.uint8), np.zeros((4, 6), np.uint8),
-             np.full((1, 1), 255, np.uint8), np.zeros((0, 3), np.uint8), np.arange(256, dtype=np.uint8).reshape(16, 16)]
-    for array in cases:
-        runs = Runs.of(array)
-        out = runs.expanded()
-        assert out.dtype == np.uint8 and out.shape == array.shape and np.array_equal(out, array)
-        assert runs.values.size == (0 if array.size == 0 else 1 + int((array.ravel()[1:] != array.ravel()[:-1]).sum()))
-        assert runs.nbytes == 5 * runs.values.size and int(runs.lengths.sum()) == array.size
+CONFIG = Path(__file__).resolve().parents[1] / "config" / "config.yaml"
 
 
-def test_a_run_crosses_rows_and_an_expansion_is_a_new_array():
-    array = np.array([[1, 1, 2], [2, 2, 2]], np.uint8)
-    runs = Runs.of(array)
-    assert runs.values.tolist() == [1, 2] and runs.lengths.tolist() == [2, 4]
-    out = runs.expanded()
-    out[:] = 9
-    assert np.array_equal(runs.expanded(), array)
+def arguments(**given) -> argparse.Namespace:
+    return argparse.Namespace(**{"model": None, "model_spec": None, "config": CONFIG, **given})
+
+
+def test_a_spec_given_as_json():
+    entry = {"name": "mine", "kind": "torchscript", "path": "m.ts", "label_space": "painting-vision-10"}
+    spec = model_spec(arguments(model_spec=json.dumps(entry)))
+    assert (spec.name, spec.kind, spec.path, spec.label_space, spec.role) == (
+        "mine", "torchscript", Path("m.ts"), "painting-vision-10", "model"
+    )
+
+
+def test_a_model_named_in_the_config():
+    spec = model_spec(arguments(model="best"))  # config/config.yaml's embedded checkpoint
+    assert (spec.name, spec.kind, spec.path, spec.label_space) == (
+        "best", "checkpoint", Path("artifacts/best.pt"), "painting-vision-10"
+    )
+
+
+def test_no_model_named():
+    with pytest.raises(SegbenchError) as info:
+        model_spec(arguments())
+    assert str(info.value) == "name the model: --model NAME (from --config), --model-spec JSON or --identity RECORD"
