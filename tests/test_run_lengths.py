@@ -1,4 +1,4 @@
-"""core/runs.py: a map held as runs expands to itself, whatever its runs."""
+"""core/runs.py (a map held as runs of one value): it expands to itself, whatever its runs."""
 
 from __future__ import annotations
 
