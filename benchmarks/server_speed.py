@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import csv
 import http.client
-import io
 import json
 import os
 import secrets
@@ -42,7 +41,6 @@ from collections import Counter, deque
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from PIL import Image
 from sqlalchemy import select
 
 from segbench.server.launch import start_server
@@ -57,7 +55,6 @@ from timing import machine  # noqa: E402
 
 from segbench.io.fileio import sha256_file  # noqa: E402
 from segbench.io.maskio import decode_mask  # noqa: E402
-from segbench.records.prediction_archive import UPLOAD_META  # noqa: E402
 from segbench.protocols.definitions import load_benchmark  # noqa: E402
 from segbench.server import host, ledger  # noqa: E402
 from segbench.server.deployment import CODE_VERSION, connect  # noqa: E402
@@ -126,20 +123,6 @@ def copied_idd_split(folder: Path, copies: int) -> tuple[Path, Path]:
     return data, manifest
 
 
-def upload_of(hidden, path: Path, blank_rows: float = 1 / 3) -> Path:
-    """An upload of the hidden split as the benchmark names its members: each frame's ground
-    truth with its top `blank_rows` set to 0, and the split's dataset_id."""
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as upload:
-        for frame in hidden.frames:
-            mask = decode_mask(frame.label.read_bytes(), frame.label).copy()
-            mask[: int(mask.shape[0] * blank_rows)] = 0
-            buffer = io.BytesIO()
-            Image.fromarray(mask).save(buffer, format="PNG")  # as make_upload and a team's PIL would
-            upload.writestr(frame.prediction, buffer.getvalue())
-        upload.writestr(UPLOAD_META, hidden.dataset_id + "\n")
-    return path
-
-
 def decode_seconds(upload: Path, hidden, threads: ThreadPoolExecutor) -> tuple[float, float]:
     """(decoding the upload's masks and their labels, decoding its masks alone), all cores."""
     with zipfile.ZipFile(upload) as archive:
@@ -163,7 +146,7 @@ def worker_speed(folder: Path, uploads: int, resamples: int, data: Path = DATA, 
     with deployment.sessions() as session:
         team, phase = session.scalar(select(Team)), session.scalar(select(Phase))
     hidden = deployment.hidden(phase)  # the hidden split verified (once per process) before any timing
-    upload = upload_of(hidden, folder / "upload.zip")
+    upload = make_upload(folder / "upload.zip", data=data, manifest=manifest, benchmark=benchmark)
     sha = sha256_file(upload)
     for i in range(uploads + 1):
         with deployment.sessions() as session:

@@ -26,6 +26,8 @@ import sqlalchemy
 from PIL import Image
 
 from segbench.commands import cli
+from segbench.datasets import dataset_format
+from segbench.protocols.definitions import load_benchmark
 from segbench.server.launch import start_server
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -135,18 +137,20 @@ def split_frames(manifest_path: Path = MANIFEST) -> tuple[list[dict], str]:
 
 def make_upload(path: Path, blank_rows: float = 1 / 3, dataset_id: str | None = None,
                 extra: dict[str, bytes] | None = None, skip: int = 0, data: Path = DATA,
-                manifest: Path = MANIFEST) -> Path:
+                manifest: Path = MANIFEST, benchmark: str = BENCHMARK) -> Path:
     """An upload of the test split (of `data`, as `manifest` lists it): each frame's ground truth
-    with its top `blank_rows` set to 0, `dataset_id.txt` (the manifest's unless given), minus the
-    first `skip` frames, plus `extra` members."""
+    with its top `blank_rows` set to 0, named as `benchmark`'s format names a prediction,
+    `dataset_id.txt` (the manifest's unless given), minus the first `skip` frames, plus `extra`
+    members."""
     frames, stated = split_frames(manifest)
+    member = dataset_format(load_benchmark(benchmark).dataset_format).prediction_name
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as upload:
         for frame in frames[skip:]:
             mask = np.array(Image.open(data / frame["label"]["path"]))
             mask[: int(mask.shape[0] * blank_rows)] = 0
             buffer = io.BytesIO()
             Image.fromarray(mask).save(buffer, format="PNG")
-            upload.writestr(f"{frame['frame_id']}.png", buffer.getvalue())
+            upload.writestr(member(frame["frame_id"]), buffer.getvalue())
         upload.writestr("dataset_id.txt", (dataset_id or stated) + "\n")
         for name, data in (extra or {}).items():
             upload.writestr(name, data)

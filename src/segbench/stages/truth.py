@@ -59,6 +59,24 @@ def read_truth(frame: Frame, evaluation_size: tuple[int, int] | None, bands: Ban
     return Truth(gt.shape, evaluated_truth(gt, evaluation_size))
 
 
+@dataclass(frozen=True)
+class Kept:
+    """A kept label: the file's (size, time, inode) it was read at, its stored shape, its mask and
+    bands as runs."""
+
+    version: tuple[int, int, int]
+    stored_shape: tuple[int, int]
+    mask: Runs
+    bands: Runs | None
+
+    @property
+    def nbytes(self) -> int:
+        return self.mask.nbytes + (0 if self.bands is None else self.bands.nbytes)
+
+    def truth(self) -> Truth:
+        return Truth(self.stored_shape, self.mask.expanded(), None if self.bands is None else self.bands.expanded())
+
+
 class KeptLabels:
     """A LabelReader that keeps what it decodes, with its bands, as runs of one value (core/runs.py:
     about a tenth to a thirtieth of their pixels' bytes), while `budget` bytes of runs hold them.
@@ -70,7 +88,7 @@ class KeptLabels:
 
     def __init__(self, budget: int):
         self.budget, self.used = budget, 0
-        self._kept: dict[tuple, tuple[tuple[int, int, int], tuple[int, int], Runs, Runs | None, int]] = {}
+        self._kept: dict[tuple, Kept] = {}
         self._lock = threading.Lock()
 
     def __call__(self, frame: Frame, evaluation_size: tuple[int, int] | None, bands: BandPlan | None) -> Truth:
@@ -81,19 +99,17 @@ class KeptLabels:
         key = (os.fspath(frame.label), evaluation_size, None if bands is None else bands.truth_key)
         version = (stat.st_size, stat.st_mtime_ns, stat.st_ino)
         kept = self._kept.get(key)
-        if kept is not None and kept[0] == version:
-            _, stored_shape, mask, flags, _ = kept
-            return Truth(stored_shape, mask.expanded(), None if flags is None else flags.expanded())
+        if kept is not None and kept.version == version:
+            return kept.truth()
         truth = read_truth(frame, evaluation_size)
-        if self.used - (0 if kept is None else kept[4]) >= self.budget:
+        if self.used - (0 if kept is None else kept.nbytes) >= self.budget:
             return truth  # no room: its bands are the pass's to find
         truth = Truth(truth.stored_shape, truth.mask, None if bands is None else bands.truth_flags(truth.mask))
-        mask, flags = Runs.of(truth.mask), None if truth.bands is None else Runs.of(truth.bands)
-        size = mask.nbytes + (0 if flags is None else flags.nbytes)
+        fresh = Kept(version, truth.stored_shape, Runs.of(truth.mask), None if truth.bands is None else Runs.of(truth.bands))
         with self._lock:
-            stale = self._kept.pop(key, None)  # the file changed: what it was is not kept
-            self.used -= 0 if stale is None else stale[4]
-            if self.used + size <= self.budget and key not in self._kept:
-                self.used += size
-                self._kept[key] = (version, truth.stored_shape, mask, flags, size)
+            stale = self._kept.pop(key, None)  # the file changed (or another thread read it): this replaces it
+            self.used -= 0 if stale is None else stale.nbytes
+            if self.used + fresh.nbytes <= self.budget:
+                self.used += fresh.nbytes
+                self._kept[key] = fresh
         return truth
