@@ -104,15 +104,25 @@ def as_process(*args: str) -> str:
     return segbench(*args).stdout
 
 
-def in_process(*args: str) -> str:
-    """The standard output of `segbench ARGS` run in this process (failing the test if it fails):
-    the same command-line entry, without an interpreter start and its imports (about 0.8 s each)."""
+def segbench_here(*args: str, check: bool = True) -> subprocess.CompletedProcess:
+    """`segbench ARGS` run in this process, as `segbench` runs it in its own: the same command-line
+    entry, its exit status and what it printed, without an interpreter start and its imports
+    (about 0.8 s each)."""
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        status = cli.main(list(args))
-    if status != 0:
-        raise AssertionError(f"segbench {' '.join(args)} failed:\n{out.getvalue()}\n{err.getvalue()}")
-    return out.getvalue()
+        try:
+            status = cli.main(list(args))
+        except SystemExit as exc:  # argparse's refusals
+            status = exc.code if isinstance(exc.code, int) else 1
+    done = subprocess.CompletedProcess(["segbench", *args], status, out.getvalue(), err.getvalue())
+    if check and status != 0:
+        raise AssertionError(f"segbench {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}")
+    return done
+
+
+def in_process(*args: str) -> str:
+    """The standard output of `segbench ARGS` run in this process (failing the test if it fails)."""
+    return segbench_here(*args).stdout
 
 
 def start(*args: str, log: Path) -> subprocess.Popen:

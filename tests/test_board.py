@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import requests
 from server_fixtures import (BENCHMARK, DATA, MANIFEST, PHASE, PHASES, SPLIT, Deployment, environment, in_process,
-                             make_upload, segbench, split_frames)
+                             make_upload, segbench_here, split_frames)
 from test_server import page_csrf, signed_in_browser
 
 from segbench.core.headline import headline_data
@@ -275,9 +275,9 @@ def test_the_private_board_is_hidden_on_every_route_until_the_reveal(served, upl
         403, json.dumps({"error": f"the private board of phase '{PHASE}' is not revealed yet"}, separators=(",", ":")))
     assert before[("GET", "/boards/{benchmark}/{phase}/private")][0] == 403
 
-    done = segbench("server", "reveal", "--db", served.db, "--benchmark", BENCHMARK, "--phase", PHASE)
+    done = segbench_here("server", "reveal", "--db", served.db, "--benchmark", BENCHMARK, "--phase", PHASE)
     assert done.stdout.startswith(f"phase {PHASE} of {BENCHMARK}: private board revealed at ")
-    again = segbench("server", "reveal", "--db", served.db, "--benchmark", BENCHMARK, "--phase", PHASE, check=False)
+    again = segbench_here("server", "reveal", "--db", served.db, "--benchmark", BENCHMARK, "--phase", PHASE, check=False)
     assert again.returncode != 0 and "was revealed at" in again.stderr and "Traceback" not in again.stderr
 
     status, board = served.api(f"{BOARD}/private-leaderboard")

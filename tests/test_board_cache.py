@@ -13,7 +13,7 @@ import time
 from types import SimpleNamespace
 
 import pytest
-from server_fixtures import BENCHMARK, PHASE, Deployment, call, make_upload, segbench
+from server_fixtures import BENCHMARK, PHASE, Deployment, call, make_upload, segbench_here
 from sqlalchemy import select
 from test_ledger import accept, db  # noqa: F401  (db: the fixture)
 from test_ledger_board import scored
@@ -148,5 +148,5 @@ def test_two_server_processes_serve_each_change_at_once(two_servers, tmp_path):
         status, tag, _, _ = conditional(second, f"/api/v1{BOARD}/leaderboard", held)
         assert status == 200 and tag != held
     assert teams_on(second, "private-leaderboard")[0] == 403
-    segbench("server", "reveal", "--db", deployment.db, "--benchmark", BENCHMARK, "--phase", PHASE)
+    segbench_here("server", "reveal", "--db", deployment.db, "--benchmark", BENCHMARK, "--phase", PHASE)
     assert teams_on(second, "private-leaderboard")[0] == teams_on(deployment.url, "private-leaderboard")[0] == 200

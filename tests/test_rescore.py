@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 from PIL import Image
 from server_fixtures import (BACKENDS, BENCHMARK, DATA, MANIFEST, PHASE, PHASES, ROOT, Deployment, make_upload,
-                             segbench, split_frames, stop)
+                             segbench_here, split_frames, stop)
 
 import segbench.stages.scoring as stage_scoring
 from segbench.errors import SegbenchError
@@ -61,11 +61,11 @@ class Scenario:
 
     def corrected_manifest(self, name: str) -> Path:
         out = self.folder / name
-        segbench("manifest", "--data", str(self.data), "--out", str(out))
+        segbench_here("manifest", "--data", str(self.data), "--out", str(out))
         return out
 
     def rescore(self, manifest: Path, check: bool = True):
-        return segbench("server", "rescore", "--db", self.served.db, "--phase", PHASE, "--dataset-manifest",
+        return segbench_here("server", "rescore", "--db", self.served.db, "--phase", PHASE, "--dataset-manifest",
                         str(manifest), check=check)
 
     def board(self, query: str = "") -> tuple[int, dict]:
@@ -133,7 +133,7 @@ def test_bad_inputs_are_refused_in_one_line_and_change_nothing(scenario, tmp_pat
     ]
     before = [scenario.served.rows(t) for t in ("submissions", "superseded_datasets")]
     for args, message in cases:
-        done = segbench("server", "rescore", "--db", scenario.served.db, *args, check=False)
+        done = segbench_here("server", "rescore", "--db", scenario.served.db, *args, check=False)
         assert done.returncode == 1 and done.stdout == ""
         assert done.stderr.count("\n") == 1 and done.stderr.startswith(f"segbench: error: {message}"), done.stderr
     assert [scenario.served.rows(t) for t in ("submissions", "superseded_datasets")] == before
@@ -317,7 +317,7 @@ def test_a_frame_removed_and_a_label_corrected_score_the_incomplete_again(scenar
     assert {e["team"] for e in public[0]["entries"]} == {"alpha", "beta", None}
     # the private boards, once revealed, have the same datasets, each ranked alone
     assert served.api(f"{BOARD}/private-leaderboard?dataset_id={shrunk_id}")[0] == 403
-    segbench("server", "reveal", "--db", served.db, "--benchmark", BENCHMARK, "--phase", PHASE)
+    segbench_here("server", "reveal", "--db", served.db, "--benchmark", BENCHMARK, "--phase", PHASE)
     private = served.api(f"{BOARD}/private-leaderboard")[1]["groups"]
     assert [(g["dataset_id"], g["superseded_by"], g["part"]) for g in private] == [
         (g["dataset_id"], g["superseded_by"], "private") for g in public]
@@ -354,7 +354,7 @@ def test_the_baseline_is_re_scored_on_the_changed_frame_and_an_old_phase_is_told
     corrected[-5:] = 2
     Image.fromarray(corrected).save(label)
     new_manifest = tmp_path / "corrected.json"
-    segbench("manifest", "--data", str(data), "--out", str(new_manifest))
+    segbench_here("manifest", "--data", str(data), "--out", str(new_manifest))
 
     done = host.rescore(db, BENCHMARK, "test", new_manifest)
     assert (done.queued, done.moved, done.changes.changed) == (0, 0, (frame["frame_id"],))

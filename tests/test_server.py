@@ -19,7 +19,7 @@ import pytest
 import requests
 from PIL import Image
 from server_fixtures import (BACKENDS, BENCHMARK, DATA, MANIFEST, PHASE, SPLIT, Deployment, as_process, environment,
-                             in_process, make_upload, segbench)
+                             in_process, make_upload, segbench, segbench_here)
 
 from segbench.commands import cli
 from segbench.errors import SegbenchError
@@ -57,7 +57,7 @@ def test_an_upload_is_queued_then_scored_as_segbench_metrics_scores_it(served, u
     assert status == 201 and accepted["status"] == "queued" and len(accepted["id"]) == 32
     view = served.wait_for("alpha", accepted["id"])
     assert view["status"] == "scored", view["error"]
-    segbench("metrics", "--benchmark", BENCHMARK, "--predictions", str(upload), "--label-space",
+    segbench_here("metrics", "--benchmark", BENCHMARK, "--predictions", str(upload), "--label-space",
              load_benchmark(BENCHMARK).ground_truth.name, "--data", str(DATA), "--split", SPLIT,
              "--out", str(tmp_path / "metrics.json"))
     expected = json.loads((tmp_path / "metrics.json").read_text())
@@ -312,10 +312,10 @@ def test_signing_in_needs_the_sign_in_forms_csrf_token_and_a_live_token(served):
 
 
 def test_a_revoked_token_opens_nothing(served, upload):
-    line = segbench("server", "add-team", "gamma", "--db", served.db).stdout.strip()
+    line = segbench_here("server", "add-team", "gamma", "--db", served.db).stdout.strip()
     token = line.removeprefix("token for gamma: ")
     assert served.api("/submissions", token)[0] == 200
-    assert segbench("server", "revoke-team", "gamma", "--db", served.db).stdout.strip() == "team gamma: token revoked"
+    assert segbench_here("server", "revoke-team", "gamma", "--db", served.db).stdout.strip() == "team gamma: token revoked"
     submissions = served.rows("submissions")
     assert served.api("/submissions", token) == (401, {"error": "the token is not a live team's"})
     assert served.upload(token, upload.read_bytes())[0] == 401 and served.rows("submissions") == submissions

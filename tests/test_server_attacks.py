@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 import requests
-from server_fixtures import BENCHMARK, PHASE, PHASES, Deployment, call, in_process, make_upload, segbench, split_frames
+from server_fixtures import BENCHMARK, PHASE, PHASES, Deployment, call, in_process, make_upload, segbench_here, split_frames
 
 LIMIT = 200_000
 QUOTA = 5
@@ -244,7 +244,7 @@ def test_sql_in_an_accepted_uploads_text_is_kept_as_text(served, upload):
 
 def test_sql_in_a_team_name_is_refused_by_the_host_command(served):
     before = state(served)
-    done = segbench("server", "add-team", SQL, "--db", served.db, check=False)
+    done = segbench_here("server", "add-team", SQL, "--db", served.db, check=False)
     assert done.returncode == 1 and "1 to 64 letters, digits" in done.stderr
     assert state(served) == before
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy
 from server_fixtures import (BACKENDS, BENCHMARK, DATA, PHASE, SPLIT, Deployment, environment, make_upload,
-                             segbench)
+                             segbench_here)
 
 from segbench.protocols.definitions import load_benchmark
 from segbench.records.countsio import read_counts
@@ -66,7 +66,7 @@ def variants(tmp_path_factory) -> list[tuple[bytes, dict]]:
     out = []
     for k, blank in enumerate(VARIANTS):
         upload = make_upload(folder / f"v{k}.zip", blank_rows=blank)
-        segbench("metrics", "--benchmark", BENCHMARK, "--predictions", str(upload), "--label-space",
+        segbench_here("metrics", "--benchmark", BENCHMARK, "--predictions", str(upload), "--label-space",
                  load_benchmark(BENCHMARK).ground_truth.name, "--data", str(DATA), "--split", SPLIT,
                  "--out", str(folder / f"v{k}.json"))
         out.append((upload.read_bytes(), json.loads((folder / f"v{k}.json").read_text())))

@@ -4,8 +4,9 @@ The shared run of the whole embedded default (conftest.embedded_run) is only rea
 run restored the pinned inputs with dvc and built every benchmark's table. What changes something
 starts from this module's own copy of the narrow run (conftest.narrow_run: Painting Vision, the
 embedded checkpoint and its baseline) and goes through the sequence a maintainer lives through: a
-no-op re-run, adding a model, a metric-code change, a one-label change; then the graph's promises
-on the same copy: each kind of change redoing exactly the work it affects, and the dry run
+no-op re-run, adding a model, a metric-code change, a label and an image change; then the graph's
+promises on the same copy: each kind of change redoing exactly the work it affects (the shards of
+the jobs a run executed read from what it printed), and the dry run
 (`snakemake -n`) showing exactly the jobs the run then executes, rule by rule (planned_then_run);
 the same bytes elsewhere (a renamed copy, a link, a moved checkout) planning nothing; the resolved
 config honoured. Code changes, whose runs prove nothing more, are planned only.
@@ -15,19 +16,24 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import itertools
 import json
 import os
 import re
 import shutil
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import yaml
-from workflow_helpers import (ROOT, executed_jobs, label_of_a_test_frame, only_benchmark, planned_job_table, pv_models, run,
-                              tracked_copy)
+from workflow_helpers import (ROOT, executed_jobs, executed_wildcards, label_of_a_test_frame, only_benchmark,
+                              planned_job_table, pv_models, run, tracked_copy)
+
+from segbench.core.model_spec import shard_of
 
 pytestmark = pytest.mark.workflow
+SHARDS = 2  # the narrow configuration's Painting Vision test split: 16 frames in shards of 8
 
 
 def planned_jobs(repo: Path, *targets: str) -> dict[str, int]:
@@ -35,18 +41,36 @@ def planned_jobs(repo: Path, *targets: str) -> dict[str, int]:
     return planned_job_table(run(repo, "snakemake", *targets, "-n", "--quiet", "rules").stdout)
 
 
-def run_jobs(repo: Path, *args: str) -> dict[str, int]:
-    """Run the workflow (extra arguments: targets, --configfile, ...) and count the jobs it ran."""
+def run_output(repo: Path, *args: str) -> str:
+    """Run the workflow (extra arguments: targets, --configfile, ...); what it printed."""
     done = run(repo, "snakemake", "--cores", "2", *args)
-    return executed_jobs(done.stdout + done.stderr)
+    return done.stdout + done.stderr
 
 
-def planned_then_run(repo: Path, *args: str) -> dict[str, int]:
-    """The jobs a dry run plans, which must be, rule by rule, the jobs the run then executes."""
+def run_jobs(repo: Path, *args: str) -> dict[str, int]:
+    """Run the workflow and count the jobs it ran."""
+    return executed_jobs(run_output(repo, *args))
+
+
+@dataclass(frozen=True)
+class Ran:
+    """A run's jobs per rule, and what it printed."""
+
+    jobs: dict[str, int]
+    output: str
+
+    def shards(self, rule: str) -> list[tuple[str, int]]:
+        """(model, shard) of each job of `rule` it executed, sorted ("" for the floor's, which has no model)."""
+        return sorted((w.get("model", ""), int(w["shard"])) for w in executed_wildcards(self.output, rule))
+
+
+def planned_then_run(repo: Path, *args: str) -> Ran:
+    """A run whose jobs must be, rule by rule, the jobs the dry run before it planned."""
     planned = planned_jobs(repo, *args)
-    jobs = run_jobs(repo, *args)
+    output = run_output(repo, *args)
+    jobs = executed_jobs(output)
     assert jobs == planned, f"planned {planned}, ran {jobs}"
-    return jobs
+    return Ran(jobs, output)
 
 
 def leaderboard(repo: Path) -> dict:
@@ -116,10 +140,9 @@ def test_adding_a_model_runs_only_its_jobs(first_run: Path):
     config["models"]["best-320"] = dict(config["models"]["best"], inference_size=320)
     config["benchmarks"]["painting-vision"]["models"].append("best-320")
     config_path.write_text(yaml.safe_dump(config, sort_keys=False))
-    shards = 2  # 16 test frames in shards of 8
-    assert planned_then_run(first_run) == {
-        "content_key": 1 + 2 * shards,  # the model's bytes, each shard's inference and scoring
-        "checkpoint_identity": 1, "infer": shards, "score": shards, "metrics": 1, "submission": 1,
+    assert planned_then_run(first_run).jobs == {
+        "content_key": 1 + 2 * SHARDS,  # the model's bytes, each shard's inference and scoring
+        "checkpoint_identity": 1, "infer": SHARDS, "score": SHARDS, "metrics": 1, "submission": 1,
         "uncertainty": 1, "slices": 1, "figures": 1, "overlays": 1,
         "plot_data": 1, "leaderboard": 1, "all": 1,
     }
@@ -140,21 +163,46 @@ def test_metric_code_change_rescores_without_inference(first_run: Path):
     assert planned_jobs(first_run) == {}  # the same bytes again: nothing (a newer time alone re-runs nothing)
 
 
-def test_one_label_change_changes_the_dataset_id_and_the_table(first_run: Path):
-    before = pv_group(first_run)
-    label = label_of_a_test_frame(first_run)
+def a_test_frame_in_the_other_shard(repo: Path, frame: str) -> str:
+    rows = csv.DictReader((repo / "data" / "frames.csv").read_text().splitlines())
+    return next(row["frame_id"] for row in rows
+                if row["split"] == "test" and shard_of(row["frame_id"], SHARDS) != shard_of(frame, SHARDS))
+
+
+def test_a_label_and_an_image_change_redo_their_own_shards_work(first_run: Path):
+    """One label changed (half its frame becomes window) and one image in the other shard: refused
+    until the manifest is re-pinned; then the label's shard is re-scored without inference, the
+    image's inferred and scored again, the floor re-scored on the label's shard alone, and the
+    dataset id and the table change."""
     from PIL import Image
     import numpy as np
 
+    before = pv_group(first_run)
+    label = label_of_a_test_frame(first_run)
     mask = np.array(Image.open(label))
-    mask[: mask.shape[0] // 2] = 8  # half the frame becomes window
+    mask[: mask.shape[0] // 2] = 8
     Image.fromarray(mask).save(label)
+    other = a_test_frame_in_the_other_shard(first_run, label.stem)
+    image = next((first_run / "data" / "images").glob(f"{other}.*"))
+    pixels = np.array(Image.open(image))
+    pixels[:8, :8] = 255 - pixels[:8, :8]
+    Image.fromarray(pixels).save(image)
     # Unpinned bytes are refused, naming the file ...
     failed = run(first_run, "snakemake", "--cores", "2", check=False)
     assert failed.returncode != 0 and label.name in failed.stderr + failed.stdout
     # ... until the maintainer re-pins the manifest.
     run(first_run, "segbench", "manifest", "--data", "data", "--out", "data_manifest.json")
-    planned_then_run(first_run)
+    ran = planned_then_run(first_run)
+    models = sorted(pv_models(first_run))
+    labelled, imaged = shard_of(label.stem, SHARDS), shard_of(other, SHARDS)
+    assert ran.shards("infer") == [(m, imaged) for m in models]
+    assert ran.shards("score") == sorted((m, s) for m in models for s in (labelled, imaged))
+    assert ran.shards("score_floor") == [("", labelled)]
+    jobs = ran.jobs
+    assert jobs["dataset_identity"] == 1 and jobs["audit"] == 1  # the audit still runs on a changed dataset
+    assert jobs["metrics"] == len(models) + 1 and jobs["submission"] == len(models)
+    # the dataset's marker, and every shard's, decided again after dataset_identity
+    assert jobs["content_key"] == 1 + SHARDS * (2 * len(models) + 1)
     after = pv_group(first_run)
     assert after["dataset_id"] != before["dataset_id"]
     assert after["rows"] != before["rows"]
@@ -277,7 +325,7 @@ def test_touched_files_rerun_nothing(first_run: Path):
     # when the DAG is built (the cheap identity check), found the same
     for path in (label, image, first_run / "artifacts" / "best.pt", *(first_run / "artifacts" / "segformer-ade").iterdir()):
         os.utime(path)
-    assert planned_then_run(first_run) == {}
+    assert planned_then_run(first_run).jobs == {}
 
 
 def test_the_same_bytes_elsewhere_re_run_nothing(first_run: Path, tmp_path: Path):
@@ -294,7 +342,7 @@ def test_the_same_bytes_elsewhere_re_run_nothing(first_run: Path, tmp_path: Path
     config["models"]["best"]["path"] = str(tmp_path / "linked.pt")
     config_path.write_text(yaml.safe_dump(config, sort_keys=False))
     try:
-        assert planned_then_run(first_run) == {}
+        assert planned_then_run(first_run).jobs == {}
     finally:
         config_path.write_text(committed)
     moved = first_run.parent / "moved checkout"
@@ -305,77 +353,31 @@ def test_the_same_bytes_elsewhere_re_run_nothing(first_run: Path, tmp_path: Path
         moved.rename(first_run)
 
 
-def test_a_label_fix_rescores_one_shard_without_inference(first_run: Path):
-    from PIL import Image
-    import numpy as np
+def test_a_frame_removed_and_one_added_change_their_shard_only(first_run: Path):
+    frame = label_of_a_test_frame(first_run).stem
+    shard = shard_of(frame, SHARDS)
+    added = next(name for name in (f"added-{i}" for i in itertools.count()) if shard_of(name, SHARDS) == shard)
 
-    def fix_label(repo: Path) -> None:
-        label = label_of_a_test_frame(repo)
-        mask = np.array(Image.open(label))
-        mask[:4, :4] = 9 if mask[0, 0] != 9 else 8
-        Image.fromarray(mask).save(label)
-
-    pinned_change(first_run, fix_label)
-    jobs = planned_then_run(first_run, "leaderboard")
-    models = len(pv_models(first_run))  # one shard each (the frame's), and the floor's shard
-    assert "infer" not in jobs
-    assert jobs["score"] == models and jobs["score_floor"] == 1
-    assert jobs["dataset_identity"] == 1 and jobs["audit"] == 1  # the audit still runs on a changed dataset
-    assert jobs["metrics"] == models + 1 and jobs["submission"] == models
-    # the dataset's marker, and every shard's, decided again after dataset_identity (2 shards)
-    assert jobs["content_key"] == 1 + 2 * (2 * models + 1)
-
-
-def test_an_image_change_reruns_the_inference_of_its_shard_only(first_run: Path):
-    from PIL import Image
-    import numpy as np
-
-    def change_image(repo: Path) -> None:
-        image = next((repo / "data" / "images").glob(f"{label_of_a_test_frame(repo).stem}.*"))
-        pixels = np.array(Image.open(image))
-        pixels[:8, :8] = 255 - pixels[:8, :8]
-        Image.fromarray(pixels).save(image)
-
-    pinned_change(first_run, change_image)
-    jobs = planned_then_run(first_run, "leaderboard")
-    models = len(pv_models(first_run))
-    assert jobs["infer"] == models and jobs["score"] == models and "score_floor" not in jobs, jobs
-
-
-def test_removing_a_frame_changes_one_shard_per_model(first_run: Path):
-    def drop_frame(repo: Path) -> None:
-        frames_csv = repo / "data" / "frames.csv"
-        lines = frames_csv.read_text().splitlines()
-        frame = label_of_a_test_frame(repo).stem
-        frames_csv.write_text("\n".join(l for l in lines if not l.startswith(f"{frame},")) + "\n")
-        (repo / "data" / "labels" / f"{frame}.png").unlink()
-        for image in (repo / "data" / "images").glob(f"{frame}.*"):
-            image.unlink()
-
-    pinned_change(first_run, drop_frame)
-    jobs = planned_then_run(first_run, "leaderboard")
-    models = len(pv_models(first_run))  # 15 frames: still 2 shards, and only the frame's shard changed
-    assert jobs["infer"] == models and jobs["score"] == models and jobs["score_floor"] == 1, jobs
-
-
-def test_adding_a_frame_changes_one_shard_per_model(first_run: Path):
-    def add_frame(repo: Path) -> None:
-        frame = label_of_a_test_frame(repo).stem
-        image = next((repo / "data" / "images").glob(f"{frame}.*"))
+    def swap_frame(repo: Path) -> None:
+        """`frame` removed; `added` (its label, its image inverted: a frame of its own) in its place."""
         from PIL import Image
         import numpy as np
 
-        shutil.copy(repo / "data" / "labels" / f"{frame}.png", repo / "data" / "labels" / "added.png")
-        pixels = np.array(Image.open(image))
-        Image.fromarray(255 - pixels).save(image.with_name(f"added{image.suffix}"))  # a frame of its own
         frames_csv = repo / "data" / "frames.csv"
-        row = next(l for l in frames_csv.read_text().splitlines() if l.startswith(f"{frame},"))
-        frames_csv.write_text(frames_csv.read_text() + row.replace(frame, "added", 1) + "\n")
+        lines = frames_csv.read_text().splitlines()
+        row = next(line for line in lines if line.startswith(f"{frame},"))
+        lines = [line for line in lines if not line.startswith(f"{frame},")] + [row.replace(frame, added, 1)]
+        frames_csv.write_text("\n".join(lines) + "\n")
+        (repo / "data" / "labels" / f"{frame}.png").rename(repo / "data" / "labels" / f"{added}.png")
+        image = next((repo / "data" / "images").glob(f"{frame}.*"))
+        Image.fromarray(255 - np.array(Image.open(image))).save(image.with_name(f"{added}{image.suffix}"))
+        image.unlink()
 
-    pinned_change(first_run, add_frame)
-    jobs = planned_then_run(first_run, "leaderboard")
-    models = len(pv_models(first_run))  # 16 frames again: 2 shards, the added frame's shard changed
-    assert jobs["infer"] == models and jobs["score"] == models and jobs["score_floor"] == 1, jobs
+    pinned_change(first_run, swap_frame)
+    ran = planned_then_run(first_run, "leaderboard")
+    models = sorted(pv_models(first_run))  # 16 frames again: 2 shards, only the two frames' one changed
+    assert ran.shards("infer") == ran.shards("score") == [(m, shard) for m in models], ran.jobs
+    assert ran.shards("score_floor") == [("", shard)], ran.jobs
 
 
 def test_code_changes_rerun_the_steps_that_import_the_code(first_run: Path):
@@ -441,7 +443,7 @@ def test_a_configfile_is_honoured_by_every_job(first_run: Path):
     config = yaml.safe_load((first_run / "config" / "config.yaml").read_text())
     config["models"]["best"]["path"] = "artifacts/other.pt"
     (first_run / "my.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
-    jobs = planned_then_run(first_run, "leaderboard", "--configfile", "my.yaml")
+    jobs = planned_then_run(first_run, "leaderboard", "--configfile", "my.yaml").jobs
     # only that model's jobs: its identity, inference and scoring of both shards, its records
     assert jobs["checkpoint_identity"] == 1 and jobs["infer"] == 2 and jobs["score"] == 2, jobs
     assert "score_floor" not in jobs and jobs["submission"] == 1
@@ -457,13 +459,13 @@ def test_a_configfile_is_honoured_by_every_job(first_run: Path):
 
 
 def test_a_config_override_is_honoured_too(first_run: Path):
-    # back to the committed config, then the same model path through --config
-    jobs = planned_then_run(first_run, "leaderboard")
+    # over the --configfile above (other.pt), the committed checkpoint through --config
+    record = first_run / "results" / "painting-vision" / "test" / "best" / "submission.json"
+    before = json.loads(record.read_text())
+    jobs = planned_then_run(first_run, "leaderboard", "--configfile", "my.yaml", "--config",
+                            "models={best: {kind: checkpoint, path: artifacts/best.pt, label_space: painting-vision-10}}").jobs
     assert jobs["infer"] == 2 and jobs["checkpoint_identity"] == 1
-    before = json.loads((first_run / "results" / "painting-vision" / "test" / "best" / "submission.json").read_text())
-    run_jobs(first_run, "leaderboard", "--config", "models={best: {kind: checkpoint, path: artifacts/other.pt, "
-             "label_space: painting-vision-10}}")
-    after = json.loads((first_run / "results" / "painting-vision" / "test" / "best" / "submission.json").read_text())
+    after = json.loads(record.read_text())
     from segbench.io.fileio import sha256_file
 
-    assert after["checkpoint_sha256"] == sha256_file(first_run / "artifacts" / "other.pt") != before["checkpoint_sha256"]
+    assert after["checkpoint_sha256"] == sha256_file(first_run / "artifacts" / "best.pt") != before["checkpoint_sha256"]

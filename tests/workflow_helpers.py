@@ -15,7 +15,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
-from job_counts import executed_jobs, planned_job_table  # noqa: E402,F401  (re-exported)
+from job_counts import executed_jobs, executed_wildcards, planned_job_table  # noqa: E402,F401  (re-exported)
 from repo_copy import copy_env, tracked_copy  # noqa: E402,F401  (re-exported for the end-to-end modules)
 
 # Painting Vision with the embedded checkpoint and its baseline (conftest.narrow_run).

@@ -27,3 +27,12 @@ def executed_jobs(output: str) -> dict[str, int]:
     for match in re.finditer(r"^Finished jobid: \d+ \(Rule: (\w+)\)$", output, re.M):
         jobs[match.group(1)] = jobs.get(match.group(1), 0) + 1
     return jobs
+
+
+def executed_wildcards(output: str, rule: str) -> list[dict[str, str]]:
+    """The wildcards of each job of `rule` a run executed (as `executed_jobs` counts them), read from
+    the line Snakemake shows a job with (`Job N: RULE name=value,...`)."""
+    shown = {m.group(1): m.group(3) for m in re.finditer(r"^Job (\d+): (\w+) ?(.*)$", output, re.M)
+             if m.group(2) == rule}
+    done = re.findall(rf"^Finished jobid: (\d+) \(Rule: {rule}\)$", output, re.M)
+    return [dict(pair.split("=", 1) for pair in shown[job].split(",") if pair) for job in done]
