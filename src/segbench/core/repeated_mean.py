@@ -2,102 +2,23 @@
 repeated arrays: a bootstrap resample's frame-averaged metric (core/metrics.frame_mean) must be
 bit for bit what numpy's mean of that resample's own per-frame values gives (evaluation.evaluate
 on its frames, tests/test_bootstrap.py), and numpy sums a float64 array pairwise in blocks of 8
-accumulators (its `pairwise_sum`), so the order of the additions decides the last bit. This
-module adds in that order; building each resample's array instead cost a fifth of a worker's
-time on a 1,600-frame upload (docs/performance.md). Compiled with numba, GIL released."""
+accumulators (its `pairwise_sum`), so the order of the additions decides the last bit. The
+compiled kernel (core/repeated_mean_kernel.py) adds in that order; building each resample's array
+instead cost a fifth of a worker's time on a 1,600-frame upload (docs/performance.md)."""
 
 from __future__ import annotations
 
-import numba
 import numpy as np
-
-BLOCK = 128  # numpy's PW_BLOCKSIZE: below it, 8 accumulators; above, halves
-
-
-@numba.njit(nogil=True, cache=True, boundscheck=False)
-def _block_sum(a: np.ndarray, start: int, n: int) -> float:
-    """numpy's pairwise_sum of a[start:start + n] for n <= BLOCK: a plain loop below 8, else 8
-    accumulators, added in pairs, then the rest."""
-    if n < 8:
-        res = 0.0
-        for i in range(n):
-            res += a[start + i]
-        return res
-    r0, r1, r2, r3 = a[start], a[start + 1], a[start + 2], a[start + 3]
-    r4, r5, r6, r7 = a[start + 4], a[start + 5], a[start + 6], a[start + 7]
-    i = 8
-    whole = n - n % 8
-    while i < whole:
-        r0 += a[start + i]
-        r1 += a[start + i + 1]
-        r2 += a[start + i + 2]
-        r3 += a[start + i + 3]
-        r4 += a[start + i + 4]
-        r5 += a[start + i + 5]
-        r6 += a[start + i + 6]
-        r7 += a[start + i + 7]
-        i += 8
-    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-    while i < n:
-        res += a[start + i]
-        i += 1
-    return res
-
-
-@numba.njit(nogil=True, cache=True, boundscheck=False)
-def _pairwise_sum(a: np.ndarray, n: int) -> float:
-    """a[:n] summed as numpy's pairwise_sum adds a contiguous float64 array: above BLOCK, the sum
-    of its two halves (the first a multiple of 8 long), each summed the same way. Iterative, with
-    its own stack (numba's cache does not load recursive functions safely)."""
-    if n <= BLOCK:
-        return _block_sum(a, 0, n)
-    starts, lengths, phases = np.empty(64, np.int64), np.empty(64, np.int64), np.empty(64, np.int64)
-    sums = np.empty(64, np.float64)
-    top, held = 0, 0
-    starts[0], lengths[0], phases[0] = 0, n, 0
-    while top >= 0:
-        start, length = starts[top], lengths[top]
-        if length <= BLOCK:
-            sums[held] = _block_sum(a, start, length)
-            held += 1
-            top -= 1
-            continue
-        half = length // 2
-        half -= half % 8
-        if phases[top] == 2:  # both halves summed: add them, left first
-            sums[held - 2] = sums[held - 2] + sums[held - 1]
-            held -= 1
-            top -= 1
-            continue
-        phases[top] += 1
-        first = phases[top] == 1
-        top += 1
-        starts[top] = start if first else start + half
-        lengths[top] = half if first else length - half
-        phases[top] = 0
-    return sums[0]
-
-
-@numba.njit(nogil=True, cache=True, boundscheck=False)
-def _means(values: np.ndarray, counts: np.ndarray, out: np.ndarray) -> None:
-    longest = 0
-    for r in range(counts.shape[0]):
-        longest = max(longest, counts[r].sum())
-    row = np.empty(longest, np.float64)
-    for r in range(counts.shape[0]):
-        length = 0
-        for f in range(counts.shape[1]):
-            for _ in range(counts[r, f]):
-                row[length] = values[f]
-                length += 1
-        # numpy's reduction starts from its identity, 0.0 (so an all -0.0 row sums to 0.0)
-        out[r] = (0.0 + _pairwise_sum(row, length)) / length if length else np.nan
 
 
 def repeated_means(values: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """(rows,) float64: row r is np.mean(np.repeat(values, counts[r])), bit for bit; NaN for a row
-    that repeats nothing. `values` (n,) float64, `counts` (rows, n) non-negative integers."""
-    out = np.empty(counts.shape[0], np.float64)
-    # counts as they lie (a bootstrap's gathered weights are not C-ordered: a copy cost more than the sums)
-    _means(np.ascontiguousarray(values, np.float64), np.asarray(counts, np.int64), out)
-    return out
+    that repeats nothing. `values` (n,) float64, `counts` (rows, n) non-negative integers. Rows
+    that each count every frame once (an evaluation, not a resample) are numpy's mean itself, so
+    that a command that resamples nothing never imports the compiled kernel."""
+    counts = np.asarray(counts, np.int64)
+    if counts.shape[1] and (counts == 1).all():
+        return np.full(counts.shape[0], np.mean(np.asarray(values, np.float64)))
+    from .repeated_mean_kernel import compiled_repeated_means
+
+    return compiled_repeated_means(values, counts)
