@@ -4,15 +4,17 @@ Needs a running cluster with accounting (`tools/slurm-cluster up`: single node o
 slurmdbd, partition `debug`, account `lab`). Without one the module is skipped, except under
 CI=true, where it fails: CI (`.ci/run`) brings the cluster up, so a missing one is a CI fault.
 
-One fresh copy with the narrow configuration (tests/configs/pv-two-models.yaml) runs its results
-table (target `leaderboard`) with `--profile workflow/profiles/slurm-ci`, inference sharded into
-several jobs per model. While it runs, one inference job is killed inside its SLURM job (its
-`segbench infer` process gets SIGKILL), so the job FAILS the way a crashed job does; the run must
-fail naming the rule and the job's SLURM log. The re-run completes. sacct must then show every job
-of the DAG exactly once as COMPLETED (nothing that had succeeded is redone) plus the one FAILED
-job, all submitted from that copy. The local side is the shared local run of the same
-configuration (conftest.narrow_run): the results table, metrics.json, every metrics and submission
-record are byte-identical.
+One fresh copy with the narrow configuration (tests/configs/pv-two-models.yaml) narrowed to its
+model `best` (slurm_sequence.MODELS) runs its results table (target `leaderboard`) with
+`--profile workflow/profiles/slurm-ci`, inference sharded into several jobs per model. While it
+runs, one inference job is killed inside its SLURM job (its `segbench infer` process gets
+SIGKILL), so the job FAILS the way a crashed job does; the run must fail naming the rule and the
+job's SLURM log. The re-run completes. sacct must then show every job of the DAG exactly once as
+COMPLETED (nothing that had succeeded is redone) plus the one FAILED job, all submitted from that
+copy. The local side is the shared local run of the narrow configuration (conftest.narrow_run):
+the model's and the floor's metrics and the model's submission record are byte-identical to its
+(the table, which also ranks the baseline this run leaves out, is made on the head node, in
+Snakemake's process, by the same code as the local run's).
 
 The runs are tests/slurm_sequence.py's, a process the session starts at its first test; this
 module, sent last (conftest.run_order), reads what they did.
@@ -110,8 +112,8 @@ def test_results_equal_a_local_run_byte_for_byte(runs: dict, narrow_run):
     assert runs["second"][0] == 0
     slurm, local = runs["slurm"], narrow_run.repo
     records = sorted(p.relative_to(slurm) for p in (slurm / "results").rglob("*.json") if p.name in ("submission.json", "metrics.json"))
-    assert len([r for r in records if r.name == "submission.json"]) == len(pv_models(slurm))
-    names = [Path("results") / f"leaderboard.{ext}" for ext in ("csv", "md", "json")] + [Path("metrics.json")] + records
-    assert records == sorted(p.relative_to(local) for p in (local / "results").rglob("*.json") if p.name in ("submission.json", "metrics.json"))
-    for name in names:
+    evaluated = Path("results") / "painting-vision" / "test"
+    assert records == sorted([evaluated / "floor" / "metrics.json"] + [
+        evaluated / model / name for model in pv_models(slurm) for name in ("metrics.json", "submission.json")])
+    for name in records:
         assert (slurm / name).read_bytes() == (local / name).read_bytes(), name

@@ -28,11 +28,14 @@ def use_config(repo: Path, config: Path) -> Path:
     return repo
 
 
-def only_benchmark(repo: Path, name: str = "painting-vision") -> Path:
-    """Restrict the copy's config to one benchmark and its models (for tests of mechanisms)."""
+def only_benchmark(repo: Path, name: str = "painting-vision", models: list[str] | None = None) -> Path:
+    """Restrict the copy's config to one benchmark and its models, or these of them (for tests of
+    mechanisms)."""
     config_path = repo / "config" / "config.yaml"
     config = yaml.safe_load(config_path.read_text())
     config["benchmarks"] = {name: config["benchmarks"][name]}
+    if models is not None:
+        config["benchmarks"][name]["models"] = models
     config["models"] = {m: config["models"][m] for m in config["benchmarks"][name]["models"]}
     config_path.write_text(yaml.safe_dump(config, sort_keys=False))
     return repo
