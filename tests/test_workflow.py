@@ -180,7 +180,7 @@ def test_a_label_and_an_image_change_redo_their_own_shards_work(first_run: Path)
     before = pv_group(first_run)
     label = label_of_a_test_frame(first_run)
     mask = np.array(Image.open(label))
-    mask[: mask.shape[0] // 2] = 8
+    mask[: mask.shape[0] // 2] = 8  # half the frame becomes window
     Image.fromarray(mask).save(label)
     other = a_test_frame_in_the_other_shard(first_run, label.stem)
     image = next((first_run / "data" / "images").glob(f"{other}.*"))

@@ -13,12 +13,12 @@ import numpy as np
 
 def repeated_means(values: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """(rows,) float64: row r is np.mean(np.repeat(values, counts[r])), bit for bit; NaN for a row
-    that repeats nothing. `values` (n,) float64, `counts` (rows, n) non-negative integers. Rows
-    that each count every frame once (an evaluation, not a resample) are numpy's mean itself, so
-    that a command that resamples nothing never imports the compiled kernel."""
+    that repeats nothing. `values` (n,) float64, `counts` (rows, n) non-negative integers. One row
+    that counts every frame once (an evaluation, not a resample) is numpy's mean itself, so that a
+    command that resamples nothing never imports the compiled kernel."""
     counts = np.asarray(counts, np.int64)
-    if counts.shape[1] and (counts == 1).all():
-        return np.full(counts.shape[0], np.mean(np.asarray(values, np.float64)))
+    if counts.shape[0] == 1 and counts.shape[1] and (counts == 1).all():
+        return np.array([np.mean(np.asarray(values, np.float64))])
     from .repeated_mean_kernel import compiled_repeated_means
 
     return compiled_repeated_means(values, counts)
