@@ -9,6 +9,7 @@ import numba
 import numpy as np
 
 BLOCK = 128  # numpy's PW_BLOCKSIZE: below it, 8 accumulators; above, halves
+UNROLLED = 4  # copies of a frame's value written without a loop (_means)
 
 
 @numba.njit(nogil=True, cache=True, boundscheck=False)
@@ -80,13 +81,21 @@ def _means(values: np.ndarray, counts: np.ndarray, out: np.ndarray) -> None:
     longest = 0
     for r in range(counts.shape[0]):
         longest = max(longest, counts[r].sum())
-    row = np.empty(longest, np.float64)
+    row = np.empty(longest + UNROLLED, np.float64)
     for r in range(counts.shape[0]):
         length = 0
         for f in range(counts.shape[1]):
-            for _ in range(counts[r, f]):
-                row[length] = values[f]
-                length += 1
+            # A resample draws a frame 0, 1, 2 ... times at random: a loop per draw mispredicts its
+            # end about once a frame, so the first UNROLLED copies are written whatever the count
+            # (the next frame's overwrite the surplus), and a loop only for more.
+            value, count = values[f], counts[r, f]
+            row[length] = value
+            row[length + 1] = value
+            row[length + 2] = value
+            row[length + 3] = value
+            for extra in range(UNROLLED, count):
+                row[length + extra] = value
+            length += count
         # numpy's reduction starts from its identity, 0.0 (so an all -0.0 row sums to 0.0)
         out[r] = (0.0 + _pairwise_sum(row, length)) / length if length else np.nan
 
