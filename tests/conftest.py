@@ -160,8 +160,9 @@ def embedded_run(tmp_path_factory) -> WorkflowRun:
 @pytest.fixture(scope="session")
 def narrow_run(tmp_path_factory) -> WorkflowRun:
     """The one local run of the narrow configuration (tests/configs/pv-two-models.yaml): what
-    the scenarios that change something start from (each on a copy), and what the S3, SLURM and
-    fault runs of that configuration must reproduce byte for byte."""
+    the scenarios that change something start from (each on a copy), and what the S3 and fault
+    runs of that configuration must reproduce byte for byte (the SLURM run: its model `best`'s
+    records and the floor's)."""
     from workflow_helpers import NARROW_CONFIG
 
     return workflow_run(tmp_path_factory, "narrow", NARROW_CONFIG)
