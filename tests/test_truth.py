@@ -117,6 +117,22 @@ def test_labels_over_the_budget_are_decoded_each_time(split):
     assert np.array_equal(kept(first, None, bands).mask, replaced)
 
 
+def test_a_changed_label_that_no_longer_fits_gives_up_its_place(split):
+    frames, preds = split
+    bands = band_plan(PV, TEN)
+    sizes = [kept_bytes(f, bands) for f in frames]
+    kept = KeptLabels(sum(sizes))  # exactly the three as they are
+    score_predictions(frames, preds, TEN, TEN, bands=bands, labels=kept)
+    assert kept.used == sum(sizes)
+    checkerboard = (np.indices((30, 40)).sum(axis=0) % 2).astype(np.uint8)  # a run per pixel: larger
+    write_png(frames[0].label.with_name("new.png"), checkerboard)
+    os.replace(frames[0].label.with_name("new.png"), frames[0].label)
+    assert kept_bytes(frames[0], bands) > sizes[0]
+    truth = kept(frames[0], None, bands)
+    assert np.array_equal(truth.mask, checkerboard)
+    assert kept.used == sum(sizes) - sizes[0]  # not kept, and the stale copy dropped, not held unserved
+
+
 def test_kept_at_the_evaluation_size_and_without_bands(split):
     # IDD's rule: labels resized to the benchmark's evaluation size, kept at that size, with no
     # bands; the prediction's size is still checked against the label's own.

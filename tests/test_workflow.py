@@ -23,6 +23,7 @@ import re
 import shutil
 import sys
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import pytest
@@ -54,10 +55,14 @@ def run_jobs(repo: Path, *args: str) -> dict[str, int]:
 
 @dataclass(frozen=True)
 class Ran:
-    """A run's jobs per rule, and what it printed."""
+    """What a run printed, and the jobs it executed, read from that."""
 
-    jobs: dict[str, int]
     output: str
+
+    @cached_property
+    def jobs(self) -> dict[str, int]:
+        """Rule -> how many of its jobs ran."""
+        return executed_jobs(self.output)
 
     def shards(self, rule: str) -> list[tuple[str, int]]:
         """(model, shard) of each job of `rule` it executed, sorted ("" for the floor's, which has no model)."""
@@ -67,10 +72,9 @@ class Ran:
 def planned_then_run(repo: Path, *args: str) -> Ran:
     """A run whose jobs must be, rule by rule, the jobs the dry run before it planned."""
     planned = planned_jobs(repo, *args)
-    output = run_output(repo, *args)
-    jobs = executed_jobs(output)
-    assert jobs == planned, f"planned {planned}, ran {jobs}"
-    return Ran(jobs, output)
+    ran = Ran(run_output(repo, *args))
+    assert ran.jobs == planned, f"planned {planned}, ran {ran.jobs}"
+    return ran
 
 
 def leaderboard(repo: Path) -> dict:

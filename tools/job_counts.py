@@ -19,20 +19,25 @@ def planned_job_table(output: str) -> dict[str, int]:
     return jobs
 
 
-def executed_jobs(output: str) -> dict[str, int]:
-    """Rule -> how many of its jobs a run executed: the line `Finished jobid: N (Rule: NAME)` that
+def finished_jobs(output: str) -> list[tuple[str, str]]:
+    """(job id, rule) of each job a run executed: the line `Finished jobid: N (Rule: NAME)` that
     Snakemake prints for each job done, whatever the executor and however the job itself is shown
     (a run shows a job as one line, the Snakefile's onstart; unless `--quiet progress`)."""
+    return re.findall(r"^Finished jobid: (\d+) \(Rule: (\w+)\)$", output, re.M)
+
+
+def executed_jobs(output: str) -> dict[str, int]:
+    """Rule -> how many of its jobs a run executed (finished_jobs)."""
     jobs: dict[str, int] = {}
-    for match in re.finditer(r"^Finished jobid: \d+ \(Rule: (\w+)\)$", output, re.M):
-        jobs[match.group(1)] = jobs.get(match.group(1), 0) + 1
+    for _, rule in finished_jobs(output):
+        jobs[rule] = jobs.get(rule, 0) + 1
     return jobs
 
 
 def executed_wildcards(output: str, rule: str) -> list[dict[str, str]]:
-    """The wildcards of each job of `rule` a run executed (as `executed_jobs` counts them), read from
-    the line Snakemake shows a job with (`Job N: RULE name=value,...`)."""
+    """The wildcards of each job of `rule` a run executed (finished_jobs), read from the line
+    Snakemake shows a job with (`Job N: RULE name=value,...`)."""
     shown = {m.group(1): m.group(3) for m in re.finditer(r"^Job (\d+): (\w+) ?(.*)$", output, re.M)
              if m.group(2) == rule}
-    done = re.findall(rf"^Finished jobid: (\d+) \(Rule: {rule}\)$", output, re.M)
-    return [dict(pair.split("=", 1) for pair in shown[job].split(",") if pair) for job in done]
+    return [dict(pair.split("=", 1) for pair in shown[job].split(",") if pair)
+            for job, done in finished_jobs(output) if done == rule]

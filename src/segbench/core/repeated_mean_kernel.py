@@ -89,10 +89,8 @@ def _means(values: np.ndarray, counts: np.ndarray, out: np.ndarray) -> None:
             # end about once a frame, so the first UNROLLED copies are written whatever the count
             # (the next frame's overwrite the surplus), and a loop only for more.
             value, count = values[f], counts[r, f]
-            row[length] = value
-            row[length + 1] = value
-            row[length + 2] = value
-            row[length + 3] = value
+            for extra in range(UNROLLED):  # a constant count: compiled without a branch
+                row[length + extra] = value
             for extra in range(UNROLLED, count):
                 row[length + extra] = value
             length += count
