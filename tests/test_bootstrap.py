@@ -7,8 +7,8 @@ import pytest
 
 from counts_fixtures import FRAMES, counts, floored, frame
 
-from segbench.core.bootstrap import (Subject, bootstrap, bootstrap_document, prepare, replicate_values, replicated,
-                                     resample_weights, resampled_sums)
+from segbench.core.bootstrap import (Subject, bootstrap, bootstrap_document, percentile_interval, percentile_intervals,
+                                     prepare, replicate_values, replicated, resample_weights, resampled_sums)
 from segbench.core.confusion import FrameCounts
 from segbench.core.evaluation import evaluate
 from segbench.errors import SegbenchError
@@ -151,6 +151,20 @@ def test_intervals_match_an_independent_implementation(seed):
         assert doc["intervals"][key]["high"] == pytest.approx(high), key
         assert doc["intervals"][key]["undefined_resamples"] == int(np.isnan(values).sum())
         assert doc["intervals"][key]["low"] <= doc["intervals"][key]["value"] + 1e-12 or key.endswith("mae")
+
+
+def test_the_rows_intervals_at_once_are_each_rows_own():
+    nan = float("nan")
+    # 0..40: the 2.5th percentile lies at 1.0, the 97.5th at 39.0; a NaN is left out, so 1..40
+    # gives 1.975 and 39.025 (numpy's linear rule: position p / 100 x 39 from 1).
+    rows = [np.arange(41.0), np.array([nan, *np.arange(1.0, 41.0)]), np.full(41, nan), np.full(41, 0.25)]
+    whole, one_undefined, undefined, constant = percentile_intervals(rows)
+    assert whole == pytest.approx((1.0, 39.0)) and one_undefined == pytest.approx((1.975, 39.025))
+    assert undefined == (None, None) and constant == (0.25, 0.25)
+    drawn = list(np.random.default_rng(5).normal(size=(30, 997)))
+    drawn[3][[0, 9]] = nan
+    assert percentile_intervals(drawn) == [percentile_interval(row) for row in drawn]
+    assert percentile_intervals([]) == []
 
 
 def test_seeded_and_reproducible():

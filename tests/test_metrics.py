@@ -167,3 +167,18 @@ def test_frame_mean_counts_each_frame_as_often_as_drawn():
     many, drawn = rng.random(40), rng.integers(0, 4, (50, 40))
     for row, mean in zip(drawn, metrics.frame_mean(many, drawn)):
         assert mean == np.repeat(many, row).mean()
+
+
+def test_the_areas_are_each_rows_and_columns_sum_in_the_counts_type():
+    # A 2 x 3 matrix (two classes and the no-class column) by hand: rows 1+2+3, 4+5+6; the
+    # predicted area is the first two columns' sums, 1+4 and 2+5.
+    cm = np.array([[1, 2, 3], [4, 5, 6]], np.int64)
+    assert metrics.ground_truth_area(cm).tolist() == [6, 15] and metrics.predicted_area(cm).tolist() == [5, 7]
+    # int64 counts near 2^62 stay exact; small integers widen as numpy's sum widens them (200 x 4 > 255).
+    big = np.random.default_rng(6).integers(0, 2 ** 58, (40, 4, 5))
+    assert metrics.ground_truth_area(big).dtype == np.int64
+    np.testing.assert_array_equal(metrics.ground_truth_area(big), big.sum(axis=-1))
+    np.testing.assert_array_equal(metrics.predicted_area(big), big.sum(axis=-2)[..., :4])
+    assert metrics.ground_truth_area(np.full((2, 3, 4), 200, np.uint8)).tolist() == [[800] * 3] * 2
+    floats = big / 7.0
+    np.testing.assert_array_equal(metrics.ground_truth_area(floats), floats.sum(axis=-1))

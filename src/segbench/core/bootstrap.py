@@ -128,9 +128,10 @@ def replicate_values(data: Mapping[str, ReportData], weights: np.ndarray) -> dic
         # All resamples' matrices in one product: (B, G) @ (G, K*(K+1)).
         matrices = resampled_sums(weights, item.per_group)
         bands = None if item.group_bands is None else resampled_sums(weights, item.group_bands)
-        # A resample holds each frame of a drawn group as many times as it drew the group.
+        # A resample holds each frame of a drawn group as many times as it drew the group (take: in
+        # C order, which the per-frame means read 1.7 x faster than indexing's Fortran order).
         view = ReportView(report.space, report.evaluated(), matrices, lambda item=item: item.per_frame,
-                          lambda bands=bands: bands, weights[:, item.frame_group])
+                          lambda bands=bands: bands, weights.take(item.frame_group, axis=1))
         for spec in scalar_specs(report):
             out[f"{key}.{spec.key}"] = scalar_values(spec, view)
     return out
@@ -144,14 +145,31 @@ def point_values(data: Mapping[str, ReportData]) -> dict[str, float]:
     return {k: float(v[0]) for k, v in replicate_values(data, np.ones((1, groups), dtype=np.int64)).items()}
 
 
+TAIL = (1 - CONFIDENCE) / 2 * 100
+TAILS = [TAIL, 100 - TAIL]
+
+
 def percentile_interval(values: np.ndarray) -> tuple[float | None, float | None]:
     """The 95% percentile interval of the defined values (None when none is defined)."""
     defined = values[~np.isnan(values)]
     if defined.size == 0:
         return None, None
-    tail = (1 - CONFIDENCE) / 2 * 100
-    low, high = np.percentile(defined, [tail, 100 - tail])
+    low, high = np.percentile(defined, TAILS)
     return float(low), float(high)
+
+
+def percentile_intervals(rows: list[np.ndarray]) -> list[tuple[float | None, float | None]]:
+    """percentile_interval of each of `rows` (one length, at least 1), those with every value
+    defined in one call: numpy's percentile along an axis computes each row as of the row alone."""
+    if not rows:
+        return []
+    stack = np.array(rows, dtype=np.float64)
+    whole = ~np.isnan(stack).any(axis=1)
+    out = {}
+    if whole.any():
+        lows, highs = np.percentile(stack[whole], TAILS, axis=1)
+        out = dict(zip(np.flatnonzero(whole).tolist(), zip(lows.tolist(), highs.tolist())))
+    return [out[i] if i in out else percentile_interval(row) for i, row in enumerate(stack)]
 
 
 def _number(value: float) -> float | None:
@@ -159,12 +177,10 @@ def _number(value: float) -> float | None:
 
 
 def intervals(points: Mapping[str, float], replicates: Mapping[str, np.ndarray]) -> dict[str, dict[str, Any]]:
-    out = {}
-    for key, values in replicates.items():
-        low, high = percentile_interval(values)
-        out[key] = {"value": _number(points[key]), "low": low, "high": high,
-                    "undefined_resamples": int(np.isnan(values).sum())}
-    return out
+    bounds = percentile_intervals(list(replicates.values()))
+    return {key: {"value": _number(points[key]), "low": low, "high": high,
+                  "undefined_resamples": int(np.isnan(values).sum())}
+            for (key, values), (low, high) in zip(replicates.items(), bounds)}
 
 
 def paired(
@@ -172,12 +188,9 @@ def paired(
     other_points: Mapping[str, float], other_replicates: Mapping[str, np.ndarray],
 ) -> dict[str, dict[str, Any]]:
     """Model minus other, per metric both define, over the same resampled groups."""
+    differences = {key: replicates[key] - other_replicates[key] for key in replicates if key in other_replicates}
     out = {}
-    for key in replicates:
-        if key not in other_replicates:
-            continue
-        difference = replicates[key] - other_replicates[key]
-        low, high = percentile_interval(difference)
+    for (key, difference), (low, high) in zip(differences.items(), percentile_intervals(list(differences.values()))):
         point = points[key] - other_points[key]
         out[key] = {
             "value": _number(points[key]),
