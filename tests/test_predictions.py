@@ -31,6 +31,8 @@ def test_folders_of_names_every_parent():
     assert folders_of(["a.png", "drive/b.png", "drive/cam/c.png"]) == {"drive", "drive/cam"}
     assert folders_of(["a.png"]) == set()
     assert folders_of([]) == set()
+    # a folder met first through a deeper name, or the other way round
+    assert folders_of(["x/y/z.png", "x/w.png"]) == folders_of(["x/w.png", "x/y/z.png"]) == {"x", "x/y"}
 
 
 def test_frames_sharing_a_prediction_name_are_refused():

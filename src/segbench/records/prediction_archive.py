@@ -10,7 +10,7 @@ import threading
 import zipfile
 import zlib
 from collections.abc import Iterable, Sequence
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from ..datasets.base import Frame
 from ..errors import SegbenchError
@@ -92,7 +92,7 @@ class ArchivePredictions(Predictions):
                 problem = None if name.rstrip("/") in allowed else "a nested folder"
                 checked.append((name, problem, 0))
                 continue
-            if problem is None and PurePosixPath(name).parent.as_posix() not in allowed | {"."}:
+            if problem is None and "/" in name and name.rpartition("/")[0] not in allowed:
                 problem = "in a nested folder"
             if problem is None and name in members:
                 problem = "a second entry of the same name"
