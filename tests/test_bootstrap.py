@@ -8,7 +8,8 @@ import pytest
 from counts_fixtures import FRAMES, counts, floored, frame
 
 from segbench.core.bootstrap import (Subject, bootstrap, bootstrap_document, percentile_interval, percentile_intervals,
-                                     prepare, replicate_values, replicated, resample_weights, resampled_sums)
+                                     point_values, prepare, replicate_values, replicated, resample_weights,
+                                     resampled_sums)
 from segbench.core.confusion import FrameCounts
 from segbench.core.evaluation import evaluate
 from segbench.errors import SegbenchError
@@ -125,6 +126,17 @@ def test_point_values_are_the_reported_metrics():
         assert interval["value"] == pytest.approx(reference[key])
     assert set(doc["intervals"]) == set(reference) | {"shared_metrics.mBIoU", "paint_state_metrics.mBIoU"}
     assert doc["groups"] == 3 and doc["frames"] == 5 and doc["group_key"] == "wall_id"
+
+
+def test_the_points_evaluated_among_the_resamples_are_each_evaluated_alone():
+    # replicated() evaluates the all-groups row in the resamples' stack: bit for bit what the
+    # points and the resamples give in passes of their own.
+    data = prepare(PV, counts(), TEN, GROUPS)[1]
+    model = replicated(PV, Subject("m", counts(), TEN), GROUPS, resamples=40, seed=3)
+    alone = replicate_values(data, resample_weights(3, 40, 3))
+    np.testing.assert_equal(model.points, point_values(data))  # exactly, NaN (undefined) as NaN
+    np.testing.assert_equal(model.replicates, alone)
+    assert model.points.keys() == alone.keys() and any(np.isnan(v) for v in model.points.values())
 
 
 def test_hand_checked_point_value():

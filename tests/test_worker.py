@@ -9,6 +9,9 @@ import time
 
 import pytest
 from server_fixtures import BACKENDS, BENCHMARK, PHASE, Deployment, make_upload, stop
+from threadpoolctl import threadpool_info
+
+from segbench.server import worker
 
 
 @pytest.fixture(scope="module", params=BACKENDS)
@@ -55,3 +58,17 @@ def test_a_submission_every_worker_dies_on_is_failed_after_the_last_attempt(serv
     assert (view["status"], view["error"]) == (
         "failed", "the server's workers stopped 3 times while scoring this upload; it is not scored again")
     assert lease(served, accepted["id"])[2] == 4
+
+
+def blas_threads() -> list[int]:
+    return [library["num_threads"] for library in threadpool_info() if library["user_api"] == "blas"]
+
+
+def test_a_worker_scores_with_one_blas_thread_and_gives_the_process_back_its_own(monkeypatch):
+    # The bootstrap's small products on one thread: a second, idle, spins on the core the next
+    # upload's scoring threads need. numpy's BLAS is loaded, so the limit has a library to act on.
+    before = blas_threads()
+    seen = []
+    monkeypatch.setattr(worker, "claim_and_score", lambda deployment: seen.append(blas_threads()) or "an id")
+    assert worker.work_once(None) == "an id"
+    assert before and seen == [[1] * len(before)] and blas_threads() == before

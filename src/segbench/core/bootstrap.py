@@ -232,11 +232,16 @@ class Replicated:
 def replicated(benchmark: Benchmark, subject: Subject, groups: Mapping[str, str], resamples: int,
                seed: int) -> Replicated:
     names, data = prepare(benchmark, subject.counts, subject.space, groups)
-    replicates = replicate_values(data, resample_weights(len(names), resamples, seed))
+    # The points are a row of every group once, evaluated in the resamples' pass (a stack gives
+    # each row its own matrix's value: point_values' numbers), not in a pass of their own.
+    weights = resample_weights(len(names), resamples, seed)
+    rows = replicate_values(data, np.vstack([np.ones((1, len(names)), weights.dtype), weights]))
+    points = {key: float(values[0]) for key, values in rows.items()}
+    replicates = {key: values[1:] for key, values in rows.items()}
     for values in replicates.values():
         values.flags.writeable = False  # shared by every comparison with the subject
     return Replicated(subject.name, tuple(sorted(subject.counts.frame_ids)), len(names), resamples, seed,
-                      point_values(data), replicates)
+                      points, replicates)
 
 
 def check_paired(subject: Replicated, other: str, frames: tuple[str, ...]) -> None:

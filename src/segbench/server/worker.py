@@ -11,10 +11,12 @@ import sys
 import tempfile
 import threading
 import time
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy.exc import OperationalError
+from threadpoolctl import ThreadpoolController
 
 from ..core.headline import UnitData, headline_data
 from ..core.ladder import Standing, ladder_step
@@ -101,8 +103,22 @@ class Heartbeat:
         self.thread.join()
 
 
+@cache
+def blas_threads() -> ThreadpoolController:
+    """The process's BLAS libraries, found once (a millisecond)."""
+    return ThreadpoolController()
+
+
 def work_once(deployment: Deployment) -> str | None:
-    """Claim and score one submission; returns its id, or None when nothing was claimable."""
+    """Claim and score one submission; returns its id, or None when nothing was claimable. Its
+    BLAS products (the bootstrap's, a few hundred resamples by a few hundred units) run on one
+    thread: the scoring threads use every core, and a BLAS thread left idle spins on one for a
+    while after each product, taking it from the next upload's scoring (docs/performance.md)."""
+    with blas_threads().limit(limits=1, user_api="blas"):
+        return claim_and_score(deployment)
+
+
+def claim_and_score(deployment: Deployment) -> str | None:
     with deployment.sessions() as session:
         claimed = ledger.claim(session, deployment.settings.lease_seconds)
         if claimed is None:
