@@ -123,14 +123,17 @@ def accept(session: Session, team: Team, phase: Phase, upload_sha256: str, uploa
     return submission
 
 
+# Made once: a new alias per claim cost SQLAlchemy's adaptation of its columns again, half the claim's time.
+PENDING = aliased(Submission, name="pending")
+
+
 def claimable(now: datetime):
-    pending = aliased(Submission)
     earlier_rescore = exists().where(
-        pending.team_id == Submission.team_id, pending.phase_id == Submission.phase_id,
-        pending.dataset_id == Submission.dataset_id, pending.rescore_of.is_not(None),
-        pending.status.in_((QUEUED, SCORING)),
-        or_(pending.created_at < Submission.created_at,
-            and_(pending.created_at == Submission.created_at, pending.id < Submission.id)))
+        PENDING.team_id == Submission.team_id, PENDING.phase_id == Submission.phase_id,
+        PENDING.dataset_id == Submission.dataset_id, PENDING.rescore_of.is_not(None),
+        PENDING.status.in_((QUEUED, SCORING)),
+        or_(PENDING.created_at < Submission.created_at,
+            and_(PENDING.created_at == Submission.created_at, PENDING.id < Submission.id)))
     return and_(or_(Submission.status == QUEUED, (Submission.status == SCORING) & (Submission.lease_expires < now)),
                 ~earlier_rescore)
 
