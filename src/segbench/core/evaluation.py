@@ -7,6 +7,7 @@ which rules; this module only composes lookup tables and the registry's function
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -53,14 +54,14 @@ def report_matrix(benchmark: Benchmark, report: ReportSpec, model_space: LabelSp
 
 
 def report_view(benchmark: Benchmark, report: ReportSpec, model_space: LabelSpace, counts: FrameCounts) -> ReportView:
-    """The report's matrix of `counts`; its per-frame stack is computed once, on first use."""
-    stack: list[np.ndarray] = []
+    """The report's matrix of `counts`; its per-frame stack and its band tallies are computed once,
+    on first use (a report's boundary metrics read the tallies each)."""
 
+    @cache
     def per_frame() -> np.ndarray:
-        if not stack:
-            stack.append(report_matrix(benchmark, report, model_space, counts, per_frame=True))
-        return stack[0]
+        return report_matrix(benchmark, report, model_space, counts, per_frame=True)
 
+    @cache
     def band_tallies() -> np.ndarray | None:
         tallies = report_band_tallies(benchmark, report, model_space, counts)
         return None if tallies is None else tallies.sum(axis=0)
