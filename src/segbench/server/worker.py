@@ -111,9 +111,9 @@ def blas_threads() -> ThreadpoolController:
 
 def work_once(deployment: Deployment) -> str | None:
     """Claim and score one submission; returns its id, or None when nothing was claimable. Its
-    BLAS products (the bootstrap's, a few hundred resamples by a few hundred units) run on one
-    thread: the scoring threads use every core, and a BLAS thread left idle spins on one for a
-    while after each product, taking it from the next upload's scoring (docs/performance.md)."""
+    BLAS products (the bootstrap's, (resamples x units) @ (units x cells)) run on one thread: the
+    scoring threads use every core, and a BLAS thread left idle spins on one for a while after
+    each product, taking it from the next upload's scoring (docs/performance.md)."""
     with blas_threads().limit(limits=1, user_api="blas"):
         return claim_and_score(deployment)
 
