@@ -229,26 +229,37 @@ def _count_cells(gt: np.ndarray, pred: np.ndarray, gt_codes: np.ndarray, pred_co
 
 
 @numba.njit(nogil=True, cache=True, boundscheck=False)
-def _fold_flags(cells: np.ndarray, counts: np.ndarray, shift: int, keep: int,
-                hist: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Cells of _count_cells with their flags narrowed to (flags >> shift) & keep, counts summed
-    over the flags dropped: keep 3 gives one space's (gt band, pred band) flags, keep 0 the (gt,
-    pred) joint cells. Ascending; `hist` (at least 4 << 16 long) is zero on entry and on return."""
-    values = np.empty(cells.size, np.uint32)
-    n = 0
-    for k in range(cells.size):
-        c = np.int64(cells[k])
-        v = (((c >> (16 + shift)) & keep) << 16) | (c & 0xFFFF)
-        if hist[v] == 0:
-            values[n] = v
-            n += 1
-        hist[v] += counts[k]
-    folded = np.sort(values[:n])
-    folded_counts = np.empty(n, np.int64)
-    for k in range(n):
-        folded_counts[k] = hist[np.int64(folded[k])]
-        hist[np.int64(folded[k])] = 0
-    return folded, folded_counts
+def _folds(cells: np.ndarray, counts: np.ndarray, spaces: int,
+           hist: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Cells of _count_cells folded for each of their uses, one after the other, each ascending
+    with its counts summed over the flags it drops: first the joint histogram's (`gt << 8 |
+    pred`, every flag dropped), then for each space s < `spaces` the pixels in its bands (its
+    flag bits 2s, 2s + 1 kept as bits 16, 17; the pixels in neither band of s left out). Returns
+    (cells, counts, starts), fold k at [starts[k], starts[k + 1]). One call for a frame's every
+    fold: the scoring threads hand the GIL over at each compiled call. `hist` (at least 4 << 16
+    long) is zero on entry and on return."""
+    n = cells.size
+    folded, folded_counts = np.empty(n * (spaces + 1), np.uint32), np.empty(n * (spaces + 1), np.int64)
+    starts = np.zeros(spaces + 2, np.int64)
+    at = 0
+    for k in range(spaces + 1):
+        shift, keep = (0, 0) if k == 0 else (2 * (k - 1), 3)
+        begin = at
+        for i in range(n):
+            c = np.int64(cells[i])
+            v = (((c >> (16 + shift)) & keep) << 16) | (c & 0xFFFF)
+            if k > 0 and v < 1 << 16:
+                continue  # in neither band of this space
+            if hist[v] == 0:
+                folded[at] = v
+                at += 1
+            hist[v] += counts[i]
+        folded[begin:at].sort()
+        for j in range(begin, at):
+            folded_counts[j] = hist[np.int64(folded[j])]
+            hist[np.int64(folded[j])] = 0
+        starts[k + 1] = at
+    return folded[:at], folded_counts[:at], starts
 
 
 IDENTITY = np.arange(256, dtype=np.int32)
@@ -326,11 +337,6 @@ def truth_flags(gt: np.ndarray, gt_codes: np.ndarray, d: int) -> np.ndarray:
 _NO_FLAGS = np.zeros((1, 1), np.uint8)
 
 
-def _in_space(cells: np.ndarray, counts: np.ndarray, space: int) -> tuple[np.ndarray, np.ndarray]:
-    """The cells of space `space` (its two flag bits) out of cells counted in several at once."""
-    return _fold_flags(cells, counts, 2 * space, 3, _tables()[0])
-
-
 def all_cells(gt: np.ndarray, pred: np.ndarray, gt_lut: np.ndarray, pred_lut: np.ndarray,
               d: int) -> tuple[np.ndarray, np.ndarray]:
     """Every pixel by (raw gt, raw pred, which bands): cells are uint32 `flags << 16 | gt << 8 |
@@ -342,23 +348,26 @@ def all_cells(gt: np.ndarray, pred: np.ndarray, gt_lut: np.ndarray, pred_lut: np
     return _cells_in_spaces(gt, pred, codes_of([gt_lut]), codes_of([pred_lut]), d)
 
 
-def in_bands(cells: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The cells of all_cells with a band flag: the pixels in the ground truth's or the prediction's band."""
-    first = int(np.searchsorted(cells, 1 << 16))
-    return cells[first:], counts[first:]
+def folded_cells(cells: np.ndarray, counts: np.ndarray,
+                 spaces: int) -> tuple[tuple[np.ndarray, np.ndarray], list[tuple[np.ndarray, np.ndarray]]]:
+    """Cells counted in `spaces` spaces at once as (the joint histogram's non-zero cells, as
+    cellcount.joint_cells; each space's cells in its bands, flags GT_BAND | PRED_BAND)."""
+    cells, counts, starts = _folds(cells, counts, spaces, _tables()[0])
+    at = starts.tolist()
+    return ((cells[:at[1]].astype(np.uint16), counts[:at[1]]),
+            [(cells[at[k]:at[k + 1]], counts[at[k]:at[k + 1]]) for k in range(1, spaces + 1)])
 
 
 def joint_of(cells: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The joint histogram's non-zero cells (as cellcount.joint_cells) from all_cells' cells."""
-    joint, joint_counts = _fold_flags(cells, counts, 0, 0, _tables()[0])
-    return joint.astype(np.uint16), joint_counts
+    return folded_cells(cells, counts, 0)[0]
 
 
 def band_cells(gt: np.ndarray, pred: np.ndarray, gt_lut: np.ndarray, pred_lut: np.ndarray,
                d: int) -> tuple[np.ndarray, np.ndarray]:
     """The pixels in the ground truth's or the prediction's band, by (raw gt, raw pred, bands):
     all_cells' cells with flags GT_BAND | PRED_BAND."""
-    return in_bands(*all_cells(gt, pred, gt_lut, pred_lut, d))
+    return folded_cells(*all_cells(gt, pred, gt_lut, pred_lut, d), 1)[1][0]
 
 
 @dataclass(frozen=True)
@@ -390,8 +399,7 @@ class BandPlan:
         joint cells need no pass of their own. `gt_flags`: the ground truth's bands, when kept
         (self.truth_flags(gt)), else found in the pass."""
         d = band_width(gt.shape, self.ratio, self.pixels)
-        cells = _cells_in_spaces(gt, pred, *self.codes, d, gt_flags)
-        return joint_of(*cells), [in_bands(*_in_space(*cells, s)) for s in range(len(self.spaces))]
+        return folded_cells(*_cells_in_spaces(gt, pred, *self.codes, d, gt_flags), len(self.spaces))
 
     def truth_flags(self, gt: np.ndarray) -> np.ndarray:
         """The ground truth's bands in every space of the plan, for frame_counts' `gt_flags`."""
