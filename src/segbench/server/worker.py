@@ -104,18 +104,19 @@ class Heartbeat:
 
 
 @cache
-def blas_threads() -> ThreadpoolController:
-    """The process's BLAS libraries, found once (a millisecond)."""
-    return ThreadpoolController()
+def one_blas_thread() -> None:
+    """This process's BLAS on one thread, from the first call on: the bootstrap's products are
+    small, (resamples x units) @ (units x cells), and the scoring threads use every core. A
+    second BLAS thread spins on a core for a while after each product, and again whenever its
+    limit is raised back, taking the core from what runs next (docs/performance.md)."""
+    ThreadpoolController().limit(limits=1, user_api="blas")
 
 
 def work_once(deployment: Deployment) -> str | None:
-    """Claim and score one submission; returns its id, or None when nothing was claimable. Its
-    BLAS products (the bootstrap's, (resamples x units) @ (units x cells)) run on one thread: the
-    scoring threads use every core, and a BLAS thread left idle spins on one for a while after
-    each product, taking it from the next upload's scoring (docs/performance.md)."""
-    with blas_threads().limit(limits=1, user_api="blas"):
-        return claim_and_score(deployment)
+    """Claim and score one submission; returns its id, or None when nothing was claimable. The
+    worker's process runs its BLAS on one thread from then on (one_blas_thread)."""
+    one_blas_thread()
+    return claim_and_score(deployment)
 
 
 def claim_and_score(deployment: Deployment) -> str | None:
