@@ -11,7 +11,7 @@ import pytest
 
 from segbench.core.bandplan import band_plan
 from segbench.core.bootstrap import Subject, bootstrap
-from segbench.core.boundary import IDENTITY, BandPlan, all_cells, band, band_cells, band_width, joint_of
+from segbench.core.boundary import IDENTITY, BandPlan, all_cells, band, band_cells, band_width, folded_cells
 from segbench.core.cellcount import joint_cells
 from segbench.core.confusion import BandCounts, FrameCounts
 from segbench.core.evaluation import evaluate
@@ -251,7 +251,7 @@ def test_the_one_pass_counts_equal_reference_bands_and_the_joint_histogram(seed)
             expected_cells, expected_counts = reference_all_cells(gt, pred, gt_lut, pred_lut, d)
             assert cells.dtype == np.uint32 and counts.dtype == np.int64
             assert np.array_equal(cells, expected_cells) and np.array_equal(counts, expected_counts), (h, w, d)
-            joint, joint_counts = joint_of(cells, counts)
+            joint, joint_counts = folded_cells(cells, counts, 0)[0]
             plain, plain_counts = joint_cells(gt, pred)
             assert joint.dtype == plain.dtype
             assert np.array_equal(joint, plain) and np.array_equal(joint_counts, plain_counts)

@@ -6,12 +6,14 @@ from __future__ import annotations
 import os
 import signal
 import time
+from contextlib import nullcontext
+from types import SimpleNamespace
 
 import pytest
 from server_fixtures import BACKENDS, BENCHMARK, PHASE, Deployment, make_upload, stop
 from threadpoolctl import threadpool_info, threadpool_limits
 
-from segbench.server import worker
+from segbench.server import ledger, worker
 
 
 @pytest.fixture(scope="module", params=BACKENDS)
@@ -68,9 +70,10 @@ def test_a_workers_process_runs_its_blas_on_one_thread_from_its_first_upload(mon
     # The bootstrap's small products on one thread, and the limit never raised back: a second
     # BLAS thread spins on the core the next upload's scoring threads need.
     seen = []
-    monkeypatch.setattr(worker, "claim_and_score", lambda deployment: seen.append(blas_threads()) or "an id")
+    monkeypatch.setattr(ledger, "claim", lambda session, lease: seen.append(blas_threads()))  # nothing claimable
+    nothing_queued = SimpleNamespace(sessions=lambda: nullcontext(None), settings=SimpleNamespace(lease_seconds=1.0))
     worker.one_blas_thread.cache_clear()  # as in a new worker process
     with threadpool_limits(limits=None):  # this test's process gets its own limits back at the end
-        assert worker.work_once(None) == worker.work_once(None) == "an id"
+        assert worker.work_once(nothing_queued) is worker.work_once(nothing_queued) is None
         after = blas_threads()
     assert after and seen == [[1] * len(after)] * 2 and after == [1] * len(after)

@@ -137,12 +137,21 @@ def replicate_values(data: Mapping[str, ReportData], weights: np.ndarray) -> dic
     return out
 
 
+def points_and_replicates(data: Mapping[str, ReportData],
+                          weights: np.ndarray) -> tuple[dict[str, float], dict[str, np.ndarray]]:
+    """(the metrics on all groups once, equal to evaluation.evaluate's; their values on each
+    resample of `weights`) in one pass: the all-groups row is evaluated in the resamples' stack,
+    which gives each row its own matrix's value."""
+    if not data:
+        return {}, {}
+    rows = replicate_values(data, np.vstack([np.ones((1, weights.shape[1]), np.int64), weights]))
+    return {key: float(values[0]) for key, values in rows.items()}, {key: values[1:] for key, values in rows.items()}
+
+
 def point_values(data: Mapping[str, ReportData]) -> dict[str, float]:
     """The metrics on all groups once (equal to evaluation.evaluate's)."""
-    if not data:
-        return {}
-    groups = next(iter(data.values())).per_group.shape[0]
-    return {k: float(v[0]) for k, v in replicate_values(data, np.ones((1, groups), dtype=np.int64)).items()}
+    groups = next(iter(data.values())).per_group.shape[0] if data else 0
+    return points_and_replicates(data, np.zeros((0, groups), np.int64))[0]
 
 
 TAIL = (1 - CONFIDENCE) / 2 * 100
@@ -232,12 +241,7 @@ class Replicated:
 def replicated(benchmark: Benchmark, subject: Subject, groups: Mapping[str, str], resamples: int,
                seed: int) -> Replicated:
     names, data = prepare(benchmark, subject.counts, subject.space, groups)
-    # The points are a row of every group once, evaluated in the resamples' pass (a stack gives
-    # each row its own matrix's value: point_values' numbers), not in a pass of their own.
-    weights = resample_weights(len(names), resamples, seed)
-    rows = replicate_values(data, np.vstack([np.ones((1, len(names)), weights.dtype), weights]))
-    points = {key: float(values[0]) for key, values in rows.items()}
-    replicates = {key: values[1:] for key, values in rows.items()}
+    points, replicates = points_and_replicates(data, resample_weights(len(names), resamples, seed))
     for values in replicates.values():
         values.flags.writeable = False  # shared by every comparison with the subject
     return Replicated(subject.name, tuple(sorted(subject.counts.frame_ids)), len(names), resamples, seed,

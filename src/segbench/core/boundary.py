@@ -358,11 +358,6 @@ def folded_cells(cells: np.ndarray, counts: np.ndarray,
             [(cells[at[k]:at[k + 1]], counts[at[k]:at[k + 1]]) for k in range(1, spaces + 1)])
 
 
-def joint_of(cells: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The joint histogram's non-zero cells (as cellcount.joint_cells) from all_cells' cells."""
-    return folded_cells(cells, counts, 0)[0]
-
-
 def band_cells(gt: np.ndarray, pred: np.ndarray, gt_lut: np.ndarray, pred_lut: np.ndarray,
                d: int) -> tuple[np.ndarray, np.ndarray]:
     """The pixels in the ground truth's or the prediction's band, by (raw gt, raw pred, bands):

@@ -102,6 +102,6 @@ def compiled_repeated_means(values: np.ndarray, counts: np.ndarray) -> np.ndarra
     """(rows,) float64: row r is np.mean(np.repeat(values, counts[r])), bit for bit; NaN for a row
     that repeats nothing. `values` (n,) float64, `counts` (rows, n) non-negative integers."""
     out = np.empty(counts.shape[0], np.float64)
-    # counts as they lie (a bootstrap's gathered weights are not C-ordered: a copy cost more than the sums)
+    # counts as they lie: the bootstrap gathers them in C order (replicate_values), which is read fastest
     _means(np.ascontiguousarray(values, np.float64), np.asarray(counts, np.int64), out)
     return out

@@ -116,10 +116,6 @@ def work_once(deployment: Deployment) -> str | None:
     """Claim and score one submission; returns its id, or None when nothing was claimable. The
     worker's process runs its BLAS on one thread from then on (one_blas_thread)."""
     one_blas_thread()
-    return claim_and_score(deployment)
-
-
-def claim_and_score(deployment: Deployment) -> str | None:
     with deployment.sessions() as session:
         claimed = ledger.claim(session, deployment.settings.lease_seconds)
         if claimed is None:
