@@ -68,6 +68,14 @@ def pv_models(repo: Path) -> list[str]:
     return yaml.safe_load((repo / "config" / "config.yaml").read_text())["benchmarks"]["painting-vision"]["models"]
 
 
+def pv_records(repo: Path) -> list[Path]:
+    """The Painting Vision test split's records of the copy's models (metrics.json, submission.json)
+    and of the floor (metrics.json), relative to the copy."""
+    evaluated = Path("results") / "painting-vision" / "test"
+    return sorted([evaluated / "floor" / "metrics.json"] + [
+        evaluated / model / name for model in pv_models(repo) for name in ("metrics.json", "submission.json")])
+
+
 def local_rules() -> set[str]:
     """The rules Snakemake runs in its own process under a cluster executor, read from the rule
     files: those that say `localrule: True`, those with no command (`all`), and a `use rule` of
