@@ -7,8 +7,8 @@ byte for byte before the label change is made. The copy sits elsewhere, its file
 a moved checkout: the workflow plans nothing there. After the label change `dvc repro` does the
 work `snakemake` does for it (tests/test_workflow.py): no inference, the changed shard re-scored for
 every model of the benchmark and the floor. The label changed is an EasyPortrait one: that benchmark
-has one model, so its re-scoring is the fewest jobs that show it (Painting Vision's four models
-are what test_workflow.py's label change re-scores).
+has one model, where Painting Vision has four, so its re-scoring is the fewest jobs that show it
+(test_workflow.py changes a Painting Vision label, through snakemake).
 """
 
 from __future__ import annotations

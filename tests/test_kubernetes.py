@@ -204,7 +204,7 @@ def test_kubernetes_dry_run_has_every_file_in_storage(kubernetes_dry_run: str, s
         assert not unknown, f"{kind} files outside {PREFIX}: {unknown[:5]}"
     assert all(f.endswith("(send to storage)") for f in files["output"] + files["log"])
     assert any(re.fullmatch(rf"{re.escape(PREFIX)}/data/images/\S+ \(retrieve from storage\)", f) for f in files["input"])
-    for folder in ("segformer-ade", "deeplab-pv"):  # Hugging Face models, folders (the run below has a checkpoint)
+    for folder in ("segformer-ade", "deeplab-pv"):  # Hugging Face models' folders (the run below has the checkpoint alone)
         assert any(re.fullmatch(rf"{re.escape(PREFIX)}/artifacts/{folder}(/\S+)? \(retrieve from storage\)", f)
                    for f in files["input"]), folder
     # Commands read their local copies and write the local copy that snakemake then sends to storage.
