@@ -8,7 +8,7 @@ each job takes a few seconds. In a pytest worker that wait held a core idle for 
 own process, the other tests use the core meanwhile.
 
 The sequence: one fresh copy with the narrow configuration (tests/configs/pv-two-models.yaml)
-narrowed to its model `best` (MODELS) runs its results table (target `leaderboard`) with
+narrowed to its model `best` (workflow_helpers.narrow_copy_for_a_mechanism) runs its results table (target `leaderboard`) with
 `--profile workflow/profiles/slurm-ci`. While it
 runs, the first `segbench infer` process of that copy (inside its SLURM job) gets SIGKILL, so the
 job FAILS the way a crashed job does; then the same command runs again. The outcome (both runs'
@@ -35,18 +35,13 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from workflow_helpers import (NARROW_CONFIG, copy_env, only_benchmark, planned_job_table, run, tracked_copy,  # noqa: E402
-                              use_config)
+from workflow_helpers import copy_env, narrow_copy_for_a_mechanism, planned_job_table, run  # noqa: E402
 
 PROFILE = "workflow/profiles/slurm-ci"
 # The results table (results/leaderboard.*, metrics.json) and everything it depends on: every
 # submission record, inference, scoring. The optional plots of the default target are left out
 # to keep the SLURM job count (and CI time) bounded.
 TARGET = ["leaderboard"]
-# One model: every SLURM job costs two Snakemake starts besides its command (the plugin's batch
-# step and its srun'd job step, about 3.5 s of CPU together), and the SegFormer baseline's jobs
-# would add seven such jobs and its inference; the model's kind is nothing SLURM sees.
-MODELS = ["best"]
 RUN_TIMEOUT = 900  # s, each of the two runs; the cluster's jobs share the machine with the other tests
 OUTCOME = "outcome.json"
 
@@ -165,7 +160,10 @@ def stop_with_session(session_pid: int, running: list[subprocess.Popen]) -> None
 
 
 def sequence(folder: Path, running: list[subprocess.Popen]) -> dict:
-    slurm = only_benchmark(use_config(tracked_copy(folder / "repo"), NARROW_CONFIG), models=MODELS)
+    # One model: every SLURM job costs two Snakemake starts besides its command (the plugin's batch
+    # step and its srun'd job step, about 3.5 s of CPU together), and the SegFormer baseline's jobs
+    # would add seven such jobs and its inference; the model's kind is nothing SLURM sees.
+    slurm = narrow_copy_for_a_mechanism(folder / "repo")
     planned = planned_job_table(run(slurm, "snakemake", *TARGET, "-n", "--quiet", "rules").stdout)
     since = (datetime.now() - timedelta(seconds=5)).strftime("%Y-%m-%dT%H:%M:%S")
     t0 = time.monotonic()

@@ -14,9 +14,9 @@ copies would fail.
    The whole embedded default is staged and planned, so every benchmark's inputs are shown in
    storage.
 2. The same storage with the local executor, under a prefix of its own staged the same way for
-   the narrow configuration (tests/configs/pv-two-models.yaml) with its model `best` alone (MODELS,
-   as the SLURM and fault runs: the storage treats every model's files alike, and the SegFormer
-   baseline's jobs cost the most): its results table's target runs, each job reading the local
+   the narrow configuration (tests/configs/pv-two-models.yaml) with its model `best` alone
+   (workflow_helpers.narrow_copy_for_a_mechanism, as the SLURM and fault runs: the storage treats
+   every model's files alike): its results table's target runs, each job reading the local
    copies the storage plugin makes of its inputs and sending its outputs back. The model's records
    and the floor's, fetched from the bucket, are byte for byte those of the normal local run of the
    narrow configuration (conftest.narrow_run).
@@ -37,8 +37,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from workflow_helpers import (NARROW_CONFIG, ROOT, copy_env, executed_jobs, only_benchmark, pv_records, run, tracked_copy,
-                              use_config)
+from workflow_helpers import (MECHANISM_MODELS, ROOT, copy_env, executed_jobs, narrow_copy_for_a_mechanism, pv_records,
+                              run, tracked_copy)
 
 pytestmark = pytest.mark.workflow
 
@@ -47,7 +47,6 @@ BUCKET = "segbench-test"
 PREFIX = f"s3://{BUCKET}/run"  # the dry run's; the local executor's run has NARROW_PREFIX
 NARROW_PREFIX = f"s3://{BUCKET}/narrow"
 KEY, SECRET = "segbench-test-key", "segbench-test-secret"
-MODELS = ["best"]  # of the narrow configuration, for the local executor's run
 # Where the storage plugin keeps a job's local copy of PREFIX/<path> (inside a pod: its workdir).
 LOCAL_COPY = f".snakemake/storage/s3/{BUCKET}/run"
 # The tracked files the rules read (git pathspecs); a new input elsewhere fails the dry run with
@@ -147,8 +146,8 @@ def staged(s3, embedded_run, tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def staged_narrow(s3, narrow_run, tmp_path_factory) -> Path:
-    """The narrow configuration, its MODELS alone, staged under NARROW_PREFIX (for the local executor's run)."""
-    repo = only_benchmark(use_config(tracked_copy(tmp_path_factory.mktemp("staged-narrow")), NARROW_CONFIG), models=MODELS)
+    """The narrow configuration, its model `best` alone, staged under NARROW_PREFIX (for the local executor's run)."""
+    repo = narrow_copy_for_a_mechanism(tmp_path_factory.mktemp("staged-narrow"))
     return staged_copy(s3[1], NARROW_PREFIX, repo, narrow_run.repo)
 
 
@@ -160,9 +159,8 @@ def kubernetes_dry_run(s3, staged: Path, tmp_path_factory) -> str:
 
 
 @pytest.fixture(scope="module")
-def staged_run(s3, staged_narrow: Path, tmp_path_factory) -> tuple[str, Path, list[Path]]:
-    """(output, folder of the results fetched from the bucket, the records it must hold) of the local
-    executor's run."""
+def staged_run(s3, staged_narrow: Path, tmp_path_factory) -> tuple[str, Path]:
+    """(output, folder of the results fetched from the bucket) of the local executor's run."""
     endpoint, client = s3
     out = passed(snakemake(staged_narrow, endpoint, tmp_path_factory.mktemp("home"), "--cores", "2", "leaderboard",
                            "--default-storage-provider", "s3", prefix=NARROW_PREFIX, timeout=1500))
@@ -173,7 +171,7 @@ def staged_run(s3, staged_narrow: Path, tmp_path_factory) -> tuple[str, Path, li
         target.parent.mkdir(parents=True, exist_ok=True)
         client.download_file(BUCKET, item["Key"], str(target))
     client.download_file(BUCKET, key(NARROW_PREFIX, "metrics.json"), str(fetched / "metrics.json"))
-    return out, fetched, pv_records(staged_narrow)
+    return out, fetched
 
 
 def test_profile_names_the_executor_and_the_storage_it_needs():
@@ -219,12 +217,12 @@ def test_gpu_requests_name_the_manufacturer():
     assert "gpu" not in profile.get("default-resources", {})
 
 
-def test_every_job_reads_only_its_staged_inputs_and_the_results_are_the_local_ones(staged_run, narrow_run):
-    out, fetched, records = staged_run
+def test_every_job_reads_only_its_staged_inputs_and_the_results_are_the_local_ones(staged_run, staged_narrow, narrow_run):
+    out, fetched = staged_run
     jobs = executed_jobs(out)
     assert jobs["infer"] > 0 and jobs["score"] > 0, jobs
-    assert jobs["submission"] == len(MODELS) == len([p for p in records if p.name == "submission.json"]), jobs
+    assert jobs["submission"] == len(MECHANISM_MODELS), jobs
     assert "pull_pinned" not in jobs
     assert (fetched / "results" / "leaderboard.csv").is_file() and (fetched / "metrics.json").is_file()
-    for name in records:
+    for name in pv_records(staged_narrow):
         assert (fetched / name).read_bytes() == (narrow_run.repo / name).read_bytes(), name

@@ -5,7 +5,7 @@ slurmdbd, partition `debug`, account `lab`). Without one the module is skipped, 
 CI=true, where it fails: CI (`.ci/run`) brings the cluster up, so a missing one is a CI fault.
 
 One fresh copy with the narrow configuration (tests/configs/pv-two-models.yaml) narrowed to its
-model `best` (slurm_sequence.MODELS) runs its results table (target `leaderboard`) with
+model `best` (workflow_helpers.narrow_copy_for_a_mechanism) runs its results table (target `leaderboard`) with
 `--profile workflow/profiles/slurm-ci`, inference sharded into several jobs per model. While it
 runs, one inference job is killed inside its SLURM job (its `segbench infer` process gets
 SIGKILL), so the job FAILS the way a crashed job does; the run must fail naming the rule and the

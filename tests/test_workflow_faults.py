@@ -3,9 +3,9 @@ and a Ctrl-C, each followed by the documented recovery (the same command again),
 recovered records byte for byte those of the uninterrupted narrow run (conftest.narrow_run).
 
 One fresh copy of the repository with the narrow configuration (tests/configs/pv-two-models.yaml)
-narrowed to its model `best` (MODELS, as the SLURM run is: a kill interrupts a job whatever its
-model, and the SegFormer baseline's jobs cost the most; its results table's target plans 17 jobs,
-28 with the baseline), in a folder whose name has a space, a non-ASCII letter and a `;`
+narrowed to its model `best` (workflow_helpers.narrow_copy_for_a_mechanism, as the SLURM run is:
+a kill interrupts a job whatever its model; its results table's target plans 17 jobs, 28 with the
+baseline), in a folder whose name has a space, a non-ASCII letter and a `;`
 (every path in every rule is quoted), goes through the whole sequence, each run redoing only
 what the one before left undone, so the module costs about one run of the workflow up to the
 results table:
@@ -35,13 +35,12 @@ from pathlib import Path
 
 import pytest
 
-from workflow_helpers import NARROW_CONFIG, copy_env, default_sigint, only_benchmark, pv_records, tracked_copy, use_config
+from workflow_helpers import copy_env, default_sigint, narrow_copy_for_a_mechanism, pv_records
 
 pytestmark = pytest.mark.workflow
 COMMAND = ["snakemake", "--cores", "2", "leaderboard"]  # the results table and the records it reads
 STALE = "segbench: removed the lock of a killed run"
 ODD_NAME = "check out ü; x"
-MODELS = ["best"]
 
 
 def group_commands(group: int) -> dict[int, list[str]]:
@@ -148,7 +147,7 @@ def shard_has_masks(processes: dict[Path, int]) -> bool:
 
 
 def test_kill_9_at_three_moments_and_ctrl_c_then_the_same_command_recovers(tmp_path, narrow_run):
-    repo = only_benchmark(use_config(tracked_copy(tmp_path / ODD_NAME), NARROW_CONFIG), models=MODELS)
+    repo = narrow_copy_for_a_mechanism(tmp_path / ODD_NAME)
     first = Run(repo, 1)
     first.freeze_during("infer", shard_has_masks)
     refused_beside_a_live_run(repo)

@@ -20,6 +20,9 @@ from repo_copy import copy_env, tracked_copy  # noqa: E402,F401  (re-exported fo
 
 # Painting Vision with the embedded checkpoint and its baseline (conftest.narrow_run).
 NARROW_CONFIG = Path(__file__).resolve().parent / "configs" / "pv-two-models.yaml"
+# The narrow configuration's model that the runs of a mechanism (SLURM, S3, faults) keep: the
+# mechanism treats every model's jobs alike, and the SegFormer baseline's cost the most.
+MECHANISM_MODELS = ["best"]
 
 
 def use_config(repo: Path, config: Path) -> Path:
@@ -66,6 +69,11 @@ def label_of_a_test_frame(repo: Path) -> Path:
 def pv_models(repo: Path) -> list[str]:
     """The Painting Vision models the copy's config lists."""
     return yaml.safe_load((repo / "config" / "config.yaml").read_text())["benchmarks"]["painting-vision"]["models"]
+
+
+def narrow_copy_for_a_mechanism(target: Path) -> Path:
+    """A fresh copy at `target` with the narrow configuration, its MECHANISM_MODELS alone."""
+    return only_benchmark(use_config(tracked_copy(target), NARROW_CONFIG), models=MECHANISM_MODELS)
 
 
 def pv_records(repo: Path) -> list[Path]:
