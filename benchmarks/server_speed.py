@@ -6,10 +6,11 @@ Painting Vision test split, with the library's own server and worker code:
    scorer that keeps nothing cannot avoid); target <= 1.2 x; the same against its masks alone (the
    worker keeps the labels decoded after its first upload, which is timed apart); the CLI's scorer
    (`segbench score`'s counting) on the same upload, what the worker adds to (wall and CPU time:
-   the CPU is steadier on a shared machine); on the embedded split's 16 frames and, with
-   --copies K, again on a split of K copies of them (16 K frames, 4 K walls: a larger upload); with
-   --idd-copies K, on an IDD20K phase of K copies of its embedded labelled test split (4 K masks of
-   1920 x 1080, scored at 1280 x 720: the benchmark whose hidden split the seeds upload, 4,000 frames);
+   the CPU is steadier on a shared machine); on the embedded split's 16 frames, again on a split
+   of --copies K copies of them (16 K frames, 4 K walls; by default 400 frames, a hidden split's
+   size), and on an IDD20K phase of --idd-copies K copies of its embedded labelled test split (4 K
+   masks of 1920 x 1080, scored at 1280 x 720; by default 400; the challenge's hidden split is 4,000
+   frames). An upload's verdict is printed for each of these sizes;
 2. uploads accepted per second through the HTTP intake (a `segbench server run` process, CONCURRENCY
    clients, distinct uploads so none is a replay);
 3. the leaderboard API's p95 latency with 1,000 entries (1,000 teams' scored submissions, copies
@@ -323,11 +324,12 @@ def main() -> int:
     parser.add_argument("--processes", type=int, default=len(os.sched_getaffinity(0)),
                         help="the board's server: `segbench server run --processes` (default: one per core, "
                              "as docs/server.md deploys it)")
-    parser.add_argument("--copies", type=int, default=0,
-                        help="worker timing again on a split of COPIES copies of the embedded one (0: not run)")
-    parser.add_argument("--idd-copies", type=int, default=0,
+    parser.add_argument("--copies", type=int, default=25,
+                        help="worker timing again on a split of COPIES copies of the embedded one (default: 400 "
+                             "frames, the size of a hidden split; 0: not run)")
+    parser.add_argument("--idd-copies", type=int, default=100,
                         help="worker timing on an IDD20K phase of IDD_COPIES copies of its embedded labelled test "
-                             "split (4 frames of 1920 x 1080 in 2 drives; 0: not run)")
+                             "split (4 frames of 1920 x 1080 in 2 drives; default: 400 frames; 0: not run)")
     args = parser.parse_args()
     print(f"machine: {machine()}; load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     with tempfile.TemporaryDirectory(prefix="server-speed-") as folder:
