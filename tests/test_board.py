@@ -26,7 +26,10 @@ from segbench.core.ladder import replay
 from segbench.protocols.definitions import load_benchmark
 from segbench.records.countsio import read_counts
 from segbench.server import api, browser
+from segbench.server.pages import BOARD_NOTES
+from segbench.server.parts import PRIVATE, PUBLIC
 from segbench.server.store import FolderStore
+from segbench.stages.results_page import INTERVALS, SLICES
 from segbench.synthetic.painting_vision import build_dataset
 
 BLIND, WIDE = "blind", "wide"
@@ -274,6 +277,10 @@ def test_the_private_board_is_hidden_on_every_route_until_the_reveal(served, upl
     assert before[("GET", "/api/v1/benchmarks/{benchmark}/phases/{phase}/private-leaderboard")] == (
         403, json.dumps({"error": f"the private board of phase '{PHASE}' is not revealed yet"}, separators=(",", ":")))
     assert before[("GET", "/boards/{benchmark}/{phase}/private")][0] == 403
+    # the public page says what it shows: released scores, no interval (the results page's note would promise them)
+    public_page = before[("GET", "/boards/{benchmark}/{phase}")][1]
+    assert BOARD_NOTES[PUBLIC] in public_page and "released scores: the intervals are on the private board" in public_page
+    assert INTERVALS not in public_page and "uncertainty.json" not in public_page
 
     done = segbench_here("server", "reveal", "--db", served.db, "--benchmark", BENCHMARK, "--phase", PHASE)
     assert done.stdout.startswith(f"phase {PHASE} of {BENCHMARK}: private board revealed at ")
@@ -299,6 +306,8 @@ def test_the_private_board_is_hidden_on_every_route_until_the_reveal(served, upl
     assert view["public"]["results"][REPORT][METRIC] == exact(served, tenth, "results")
     page = requests.get(f"{served.url}/boards/{BENCHMARK}/{PHASE}/private")
     assert page.status_code == 200 and f"{expected[0][2]:.4f}" in page.text
+    assert BOARD_NOTES[PRIVATE] in page.text and INTERVALS in page.text and SLICES not in page.text
+    assert f"95% bootstrap intervals: {RESAMPLES} resamples of " in page.text
     assert served.api(f"/submissions/{tenth}/select", "alpha", method="DELETE") == (
         403, {"error": f"phase '{PHASE}' is revealed: its selection is closed"})
 

@@ -8,12 +8,13 @@ With $SEGBENCH_SCREENSHOTS set to a folder, the board and the submission page ar
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import time
 from pathlib import Path
 
 import pytest
-from server_fixtures import BENCHMARK, PHASE, Deployment, make_upload
+from server_fixtures import BENCHMARK, PHASE, Deployment, in_process, make_upload
 
 webdriver = pytest.importorskip("selenium.webdriver")
 from selenium.webdriver.common.by import By  # noqa: E402
@@ -29,7 +30,9 @@ def served(tmp_path_factory):
         if os.environ.get("CI", "").lower() == "true" or os.environ.get("SEGBENCH_REQUIRE_CHROMIUM"):
             pytest.fail(problem, pytrace=False)
         pytest.skip(problem)
-    deployment = Deployment(tmp_path_factory.mktemp("server"))
+    folder = tmp_path_factory.mktemp("server")
+    # a baseline (half of each frame blanked) for the boards' Δ column
+    deployment = Deployment(folder, baseline=make_upload(folder / "baseline.zip", blank_rows=0.5))
     yield deployment
     deployment.close()
 
@@ -103,6 +106,21 @@ def test_a_team_signs_in_uploads_sees_it_scored_and_on_the_board_and_no_other_te
         beta.get(page)
         assert f"no submission '{submission_id}' of team beta" in beta.page_source
         assert "first score" not in beta.page_source and "in-the-browser" not in beta.page_source
+
+        # once the host reveals the phase: every metric on the team's page, the private board's intervals and Δ
+        in_process("server", "reveal", "--db", served.db, "--benchmark", BENCHMARK, "--phase", PHASE)
+        alpha.get(page)
+        assert [h.text for h in alpha.find_elements(By.TAG_NAME, "h2")] == ["Every metric, public part",
+                                                                         "Every metric, private part"]
+        alpha.execute_script("document.querySelector('h2').scrollIntoView()")  # the screenshot: the metrics
+        shot(alpha, "server-submission-metrics.png", tmp_path)
+        beta.get(page)
+        assert "Every metric" not in beta.page_source
+        alpha.get(served.url + f"/boards/{BENCHMARK}/{PHASE}/private")
+        row = [cell.text for cell in alpha.find_elements(By.XPATH, "//table[1]/tbody/tr[1]/td")]
+        assert row[:3] == ["1", "alpha", "upload"] and re.fullmatch(r"0\.\d{4} \[0\.\d{4}, 0\.\d{4}\]", row[4])
+        assert re.fullmatch(r"\+0\.\d{4} \[[+-]0\.\d{4}, [+-]0\.\d{4}\]", row[5])  # Δ vs the baseline
+        shot(alpha, "server-private-board.png", tmp_path)
         blocked = [entry["message"] for browser in (alpha, beta) for entry in browser.get_log("browser")
                    if "Content Security Policy" in entry["message"]]
         assert blocked == []

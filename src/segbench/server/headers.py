@@ -11,6 +11,7 @@ import hashlib
 import re
 
 from .pages import board_page, frame
+from .parts import PUBLIC
 
 INLINE = re.compile(r"<(style|script)>(.*?)</\1>", re.S)
 
@@ -19,7 +20,7 @@ def content_security_policy() -> str:
     """The policy of every page: the SHA-256 of each inline block of the two page layouts (their
     texts are constants)."""
     sources: dict[str, set[str]] = {"style": set(), "script": set()}
-    for html in (frame("", ""), board_page("", "", [], "")):
+    for html in (frame("", ""), board_page("", "", [], PUBLIC)):
         for kind, text in INLINE.findall(html):
             sources[kind].add(f"'sha256-{base64.b64encode(hashlib.sha256(text.encode()).digest()).decode()}'")
     return ("default-src 'none'; " + "".join(f"{kind}-src {' '.join(sorted(found))}; " for kind, found in sources.items())

@@ -12,9 +12,10 @@ from string import Template
 from urllib.parse import quote
 from typing import Any
 
-from ..stages.results_page import STYLE, group_sections, page
+from ..stages.results_page import COMPARABLE, DETAILS, FLOOR, INTERVALS, SORT, STYLE, group_sections, page
 from ..stages.text_table import flatten
 from .board import UPLOAD
+from .parts import PRIVATE, PUBLIC
 from .released import released_text
 
 FRAME = Template("""<!DOCTYPE html>
@@ -105,7 +106,7 @@ def submission_page(view: dict[str, Any], team: str, csrf: str) -> str:
     body = "<table class=\"detail\"><tbody>" + "".join(
         f'<tr><th>{escape(k)}</th><td class="{escape(k.split()[0])}"><pre>{escape(str(v))}</pre></td></tr>'
         for k, v in facts if v is not None) + "</tbody></table>"
-    for part in ("public", "private"):
+    for part in (PUBLIC, PRIVATE):
         if part in view:
             body += metrics_table(f"Every metric, {part} part", view[part])
     return frame(f"submission {view['id']}", body, team, csrf)
@@ -122,13 +123,13 @@ def bracket(interval: dict[str, Any] | None) -> str:
 
 
 def shown(group: dict[str, Any]) -> dict[str, Any]:
-    """A public group as the page shows it: each released score with its released digits."""
-    if group["part"] != "public":
+    """A public group as the page shows it: each released score with its released digits, and no interval."""
+    if group["part"] != PUBLIC:
         return group
     key = group["headline"]
     rows = [{**r, key: released_text(r[key], r["decimals"])} if r["kind"] == UPLOAD and r[key] is not None else r
             for r in group["rows"]]
-    return {**group, "rows": rows}
+    return {**group, "rows": rows, "bootstrap_note": "released scores: the intervals are on the private board"}
 
 
 def superseded_note(group: dict[str, Any]) -> str:
@@ -150,12 +151,22 @@ def board_page(benchmark: str, phase: str, groups: Sequence[dict[str, Any]], par
                    f'<td>{escape(str(r["provenance"]["code_version"]))}</td></tr>'
                    for g in groups for r in g["rows"] if r["kind"] == UPLOAD)
     parts.append('<h2>Entries</h2><p class="meta">tied: the paired 95% interval against the entry above includes 0 '
-                 '(or too few units to exclude it)' + (PUBLIC_NOTE if part == "public" else "") + '</p>'
+                 '(or too few units to exclude it)' + (PUBLIC_NOTE if part == PUBLIC else "") + '</p>'
                  '<div class="scroll"><table class="detail"><thead><tr><th>team</th><th>method</th><th>tie</th>'
                  '<th>submitted</th><th>dataset_id</th><th>upload SHA-256</th><th>server code</th></tr></thead>'
                  f"<tbody>{rows}</tbody></table></div>")
-    return page(f"{benchmark} · phase {phase} · {part} board", parts or ["<p>no scored submission yet</p>"])
+    return page(f"{benchmark} · phase {phase} · {part} board", parts or ["<p>no scored submission yet</p>"],
+                BOARD_NOTES[part])
 
 
+# What each board shows, as the results page's note says it (stages/results_page.py): the public
+# board shows the Ladder's released scores alone, the private one every metric with its intervals.
+BOARD_NOTES = {
+    PUBLIC: " ".join((COMPARABLE, "Each team's entry is its best on the phase's public part, its score as the Ladder "
+                        "released it: no exact value and no interval, so that nobody can fit the hidden labels by "
+                        "resubmitting.", FLOOR, "Every metric with its 95% interval, and the paired Δ against the "
+                        "baseline and the floor, are on the private board once the host reveals it.", SORT)),
+    PRIVATE: " ".join((COMPARABLE, FLOOR, INTERVALS, f"{DETAILS}.", SORT)),
+}
 PUBLIC_NOTE = ("; each score is the public part's, as the Ladder released it: it moves only when a submission beats "
                "the team's best by more than one standard error")

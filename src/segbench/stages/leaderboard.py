@@ -283,6 +283,8 @@ def group_title(group: dict[str, Any]) -> str:
 
 
 def bootstrap_note(group: dict[str, Any]) -> str:
+    if group.get("bootstrap_note"):  # a board that shows no interval by design says so (server/pages.py)
+        return group["bootstrap_note"]
     documents = [r["uncertainty"] for r in group["rows"] if r.get("uncertainty")]
     if not documents:
         return "no uncertainty.json given: intervals of Δ floor only, from the records"

@@ -21,8 +21,19 @@ from .text_table import cell
 
 STYLE = files(__package__).joinpath("results_page.css").read_text(encoding="utf-8")
 SCRIPT = files(__package__).joinpath("results_page.js").read_text(encoding="utf-8")
-# The page around the groups: $title, $style, $groups (each line of HTML ending in a newline), $script.
+# The page around the groups: $title, $note, $style, $groups (each line of HTML ending in a newline), $script.
 PAGE = Template(files(__package__).joinpath("results_page.html").read_text(encoding="utf-8"))
+# The note on reading the page, sentence by sentence (HTML): this page holds every one; the
+# server's boards (server/pages.py) the ones true of what they show.
+COMPARABLE = "Rows are comparable only within one table: one (benchmark version, taxonomy version, dataset_id, split)."
+FLOOR = "The floor predicts the benchmark's floor class everywhere; a model that does not beat it is flagged <b>NO</b>."
+INTERVALS = ("Grey brackets: 95% percentile bootstrap interval, resampling the benchmark's independent units (never "
+             "frames). Δ columns: paired bootstrap difference of the ranking metric against the baseline and the "
+             "floor on the same resampled units; ✱ marks an interval that excludes 0.")
+DETAILS = "Every other metric and the per-class values are in the collapsed sections under each table"
+SLICES = ", and so are the slices by metadata (choose one in the selector)"
+SORT = "Click a column header to sort."
+RESULTS_NOTE = " ".join((COMPARABLE, FLOOR, INTERVALS, f"{DETAILS}{SLICES}.", SORT))
 
 
 def _escape(value: Any) -> str:
@@ -206,9 +217,10 @@ def group_sections(groups: Sequence[dict[str, Any]]) -> list[str]:
     return parts
 
 
-def page(title: str, parts: Sequence[str]) -> str:
-    """The page frame (results_page.html) around `parts`, the style and script inlined."""
-    return PAGE.substitute(title=_escape(title), style=STYLE, script=SCRIPT, groups="".join(f"{p}\n" for p in parts))
+def page(title: str, parts: Sequence[str], note: str = RESULTS_NOTE) -> str:
+    """The page frame (results_page.html) around `parts`, under `note` (HTML), the style and script inlined."""
+    return PAGE.substitute(title=_escape(title), note=note, style=STYLE, script=SCRIPT,
+                           groups="".join(f"{p}\n" for p in parts))
 
 
 def to_html(groups: Sequence[dict[str, Any]], title: str = "segbench results") -> str:
