@@ -18,6 +18,7 @@ import time
 import urllib.error
 import urllib.request
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -138,6 +139,25 @@ def stop(process: subprocess.Popen) -> None:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+def kill_while_scoring(worker: subprocess.Popen, scoring: Callable[[], bool], timeout: float = 120) -> None:
+    """SIGKILL a worker's process group while a claim of its is in progress, as `scoring()` reads it
+    from the database. Seen once, the worker is stopped (SIGSTOP: it can finish nothing) and, after
+    a moment for a commit already sent to land, read again: killed if the claim still shows,
+    else let go on. A kill right after a look could land after the claim's end."""
+    deadline = time.monotonic() + timeout
+    while True:
+        assert time.monotonic() < deadline and worker.poll() is None, "no claim of the worker's was seen in progress"
+        if scoring():
+            os.killpg(worker.pid, signal.SIGSTOP)
+            time.sleep(0.2)
+            if scoring():
+                os.killpg(worker.pid, signal.SIGKILL)
+                worker.wait()
+                return
+            os.killpg(worker.pid, signal.SIGCONT)
+        time.sleep(0.02)
 
 
 def split_frames(manifest_path: Path = MANIFEST) -> tuple[list[dict], str]:

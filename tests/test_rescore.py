@@ -10,9 +10,7 @@ an upload reported as not predicted, and every bad input refused in one line."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import signal
 import time
 import urllib.request
 from pathlib import Path
@@ -20,8 +18,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from PIL import Image
-from server_fixtures import (BACKENDS, BENCHMARK, DATA, MANIFEST, PHASE, PHASES, ROOT, Deployment, make_upload,
-                             segbench_here, split_frames, stop)
+from server_fixtures import (BACKENDS, BENCHMARK, DATA, MANIFEST, PHASE, PHASES, ROOT, Deployment, kill_while_scoring,
+                             make_upload, segbench_here, split_frames, stop)
 
 import segbench.stages.scoring as stage_scoring
 from segbench.errors import SegbenchError
@@ -217,16 +215,12 @@ def test_a_worker_killed_during_a_re_score_leaves_the_same_result(scenario):
         (served.store / "sha256" / sha[:2] / sha).unlink()
     served.sql("UPDATE submissions SET status = 'queued', attempts = 0, lease_owner = NULL, lease_expires = NULL, "
                + ", ".join(f"{c} = NULL" for c in WRITTEN[1:]) + " WHERE dataset_id = :d", d=new_id)
-    first = served.worker()
-    deadline = time.monotonic() + 120
-    while True:
+    def one_scored_one_scoring() -> bool:
         statuses = [r[0] for r in scenario.rows(new_id).values()]
-        if "scored" in statuses and "scoring" in statuses:
-            break
-        assert time.monotonic() < deadline and first.poll() is None and statuses.count("scored") < 5
-        time.sleep(0.02)
-    os.killpg(first.pid, signal.SIGKILL)
-    first.wait()
+        assert statuses.count("scored") < 5, "every re-score was done before one was seen in progress"
+        return "scored" in statuses and "scoring" in statuses
+
+    kill_while_scoring(served.worker(), one_scored_one_scoring)
     workers = [served.worker(), served.worker()]
     deadline = time.monotonic() + 180
     while any(r[0] != "scored" for r in scenario.rows(new_id).values()):

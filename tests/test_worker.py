@@ -3,14 +3,11 @@ and another worker scores the submission once; on SQLite and on PostgreSQL."""
 
 from __future__ import annotations
 
-import os
-import signal
-import time
 from contextlib import nullcontext
 from types import SimpleNamespace
 
 import pytest
-from server_fixtures import BACKENDS, BENCHMARK, PHASE, Deployment, make_upload, stop
+from server_fixtures import BACKENDS, BENCHMARK, PHASE, Deployment, kill_while_scoring, make_upload, stop
 from threadpoolctl import threadpool_info, threadpool_limits
 
 from segbench.server import ledger, worker
@@ -31,13 +28,7 @@ def lease(deployment: Deployment, submission_id: str) -> tuple[str, str | None, 
 def test_a_worker_killed_while_scoring_leaves_the_submission_to_another(served, tmp_path):
     status, accepted = served.upload("alpha", make_upload(tmp_path / "upload.zip").read_bytes())
     assert status == 201
-    first = served.worker()
-    deadline = time.monotonic() + 120
-    while lease(served, accepted["id"])[0] != "scoring":
-        assert time.monotonic() < deadline and first.poll() is None
-        time.sleep(0.02)
-    os.killpg(first.pid, signal.SIGKILL)
-    first.wait()
+    kill_while_scoring(served.worker(), lambda: lease(served, accepted["id"])[0] == "scoring")
     dead_owner = lease(served, accepted["id"])[1]
     assert lease(served, accepted["id"]) == ("scoring", dead_owner, 1)
 
