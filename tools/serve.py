@@ -30,8 +30,8 @@ PHASE = "test"
 
 
 def segbench(*args: str) -> str:
-    """What `segbench ARGS` prints, run in this process: the set-up's six commands share one
-    interpreter's start and imports (about 1 s each as processes). Its error ends `make serve`."""
+    """What `segbench ARGS` prints, run in this process: the set-up's commands share one
+    interpreter's start and imports (about 1 s a command as processes). Its error ends `make serve`."""
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         status = cli.main(list(args))
