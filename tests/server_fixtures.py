@@ -7,7 +7,6 @@ embedded Painting Vision test split, and an HTTP caller."""
 
 from __future__ import annotations
 
-import contextlib
 import io
 import json
 import os
@@ -109,14 +108,8 @@ def segbench_here(*args: str, check: bool = True) -> subprocess.CompletedProcess
     """`segbench ARGS` run in this process, as `segbench` runs it in its own: the same command-line
     entry, its exit status and what it printed, without an interpreter start and its imports
     (about 0.8 s each)."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            status = cli.main(list(args))
-        except SystemExit as exc:  # argparse's refusals
-            status = exc.code if isinstance(exc.code, int) else 1
-    done = subprocess.CompletedProcess(["segbench", *args], status, out.getvalue(), err.getvalue())
-    if check and status != 0:
+    done = subprocess.CompletedProcess(["segbench", *args], *cli.captured(list(args)))
+    if check and done.returncode != 0:
         raise AssertionError(f"segbench {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}")
     return done
 

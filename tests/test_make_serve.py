@@ -14,6 +14,8 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 import yaml
@@ -50,15 +52,28 @@ def group_alive(group: int) -> bool:
     return True
 
 
+def serve(port: int, folder: Path, **output) -> subprocess.Popen:
+    """`make serve`'s script, in a session of its own: its group is what a terminal's Ctrl-C signals."""
+    return subprocess.Popen([sys.executable, str(ROOT / "tools" / "serve.py"), "--port", str(port), "--dir",
+                             str(folder)], cwd=ROOT, env=environment(), text=True, start_new_session=True, **output)
+
+
+@dataclass
+class Served:
+    process: subprocess.Popen
+    lines: list[str]  # what it printed, up to its last instruction
+    url: str  # from its `serving` line
+    folder: Path
+
+
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
     folder = tmp_path_factory.mktemp("make-serve") / "server"
-    # A session of its own: its group is what a terminal's Ctrl-C signals.
-    process = subprocess.Popen([sys.executable, str(ROOT / "tools" / "serve.py"), "--port", "0", "--dir", str(folder)],
-                               cwd=ROOT, env=environment(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                               text=True, start_new_session=True)
+    process = serve(0, folder, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
-        yield process, read_until(process, LAST_LINE), folder
+        lines = read_until(process, LAST_LINE)
+        (serving,) = [line for line in lines if line.startswith("serving ")]
+        yield Served(process, lines, re.match(r"serving (http://127\.0\.0\.1:\d+) ", serving).group(1), folder)
     finally:
         if group_alive(process.pid):
             os.killpg(process.pid, signal.SIGKILL)
@@ -66,7 +81,7 @@ def served(tmp_path_factory):
 
 
 def test_it_prints_every_phase_each_teams_token_and_how_to_submit(served):
-    _process, lines, folder = served
+    lines = served.lines
     benchmarks = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())["benchmarks"]
     expected = []
     for name, entry in benchmarks.items():
@@ -77,16 +92,14 @@ def test_it_prints_every_phase_each_teams_token_and_how_to_submit(served):
     assert [line for line in lines if line.startswith("phase ")] == expected
     tokens = [line for line in lines if line.startswith("token for ")]
     assert [re.fullmatch(r"token for ([\w-]+): (sbt_[\w-]{43})", line).group(1) for line in tokens] == list(TEAMS)
-    (serving,) = [line for line in lines if line.startswith("serving ")]
-    url = re.match(r"serving (http://127\.0\.0\.1:\d+) ", serving).group(1)
-    assert f"segbench submit upload.zip --server {url} --token {tokens[0].split(': ')[1]} " in "\n".join(lines)
-    assert lines[-1].strip() == f"{LAST_LINE}sqlite:///{folder / 'server.db'} --benchmark {BENCHMARK} --phase {PHASE}"
+    assert f"segbench submit upload.zip --server {served.url} --token {tokens[0].split(': ')[1]} " in "\n".join(lines)
+    assert lines[-1].strip() == (f"{LAST_LINE}sqlite:///{served.folder / 'server.db'} --benchmark {BENCHMARK} "
+                                 f"--phase {PHASE}")
 
 
 def test_a_teams_upload_is_scored_by_its_worker_and_ctrl_c_stops_everything(served, tmp_path, monkeypatch):
-    process, lines, _folder = served
-    url = re.match(r"serving (\S+) ", next(line for line in lines if line.startswith("serving "))).group(1)
-    token = next(line for line in lines if line.startswith("token for demo-a: ")).split(": ")[1]
+    process, url = served.process, served.url
+    token = next(line for line in served.lines if line.startswith("token for demo-a: ")).split(": ")[1]
     monkeypatch.setenv("SEGBENCH_TOKEN", token)  # the client reads the token from the environment
     submitted = segbench_here("submit", str(make_upload(tmp_path / "upload.zip")), "--server", url, "--benchmark",
                               BENCHMARK, "--phase", PHASE, "--method", "thirds", "--wait")
@@ -109,9 +122,7 @@ def test_a_port_in_use_is_refused_with_the_servers_own_words_and_nothing_left_ru
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        process = subprocess.Popen([sys.executable, str(ROOT / "tools" / "serve.py"), "--port", str(port), "--dir",
-                                    str(tmp_path / "server")], cwd=ROOT, env=environment(), stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, text=True, start_new_session=True)
+        process = serve(port, tmp_path / "server", stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         out, err = process.communicate(timeout=120)
     assert process.returncode == 1
     assert err.startswith(f"make serve: the server stopped (exit status 1); its output ({tmp_path / 'server'}")

@@ -8,8 +8,6 @@ every process it started."""
 
 from __future__ import annotations
 
-import contextlib
-import io
 import shutil
 import signal
 import subprocess
@@ -32,12 +30,10 @@ PHASE = "test"
 def segbench(*args: str) -> str:
     """What `segbench ARGS` prints, run in this process: the set-up's commands share one
     interpreter's start and imports (about 1 s a command as processes). Its error ends `make serve`."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        status = cli.main(list(args))
+    status, out, err = cli.captured(list(args))
     if status != 0:
-        sys.exit(err.getvalue().strip() or f"segbench {args[0]} {args[1]} failed")
-    return out.getvalue()
+        sys.exit(err.strip() or f"segbench {args[0]} {args[1]} failed")
+    return out
 
 
 def interrupted(_signal, _frame) -> None:

@@ -10,6 +10,8 @@ two tables and the check that no output is an input (segbench.io.overlap).
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -132,6 +134,19 @@ def main(argv: list[str] | None = None) -> int:
         print(f"segbench: error: {file_problem(exc, doing='access')}", file=sys.stderr)
         return 1
     return 0
+
+
+def captured(argv: list[str]) -> tuple[int, str, str]:
+    """(exit status, standard output, standard error) of `segbench ARGV` run in this process, as its
+    own process would end, argparse's refusals included: for a caller that runs several commands
+    without an interpreter's start and imports for each (tools/serve.py, the tests)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            status = main(argv)
+        except SystemExit as exc:  # argparse's refusals (and --help, --version)
+            status = exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
+    return status, out.getvalue(), err.getvalue()
 
 
 if __name__ == "__main__":
